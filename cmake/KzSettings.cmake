@@ -1,0 +1,16 @@
+# kz_settings: one place for the language standard, warnings and sanitizers.
+add_library(kz_settings INTERFACE)
+target_compile_features(kz_settings INTERFACE cxx_std_20)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+target_compile_options(kz_settings INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+if(DEFINED ENV{CI} OR KZ_WERROR)
+  target_compile_options(kz_settings INTERFACE -Werror)
+endif()
+if(KZ_SANITIZE)
+  target_compile_options(kz_settings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_link_options(kz_settings INTERFACE -fsanitize=address,undefined)
+endif()
+# The kz binary is carried to GPU hosts of another distribution: no libstdc++ version games.
+target_link_options(kz_settings INTERFACE -static-libstdc++ -static-libgcc)
+target_include_directories(kz_settings INTERFACE ${PROJECT_SOURCE_DIR}/src)

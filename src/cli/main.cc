@@ -1,0 +1,33 @@
+// kz: KernelZero's command line.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/verify_command.h"
+#include "util/log.h"
+#include "verify/status.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kz — KernelZero: verify, benchmark and train kernel-writing models"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "kz 0.1.0 (verdict schema kz.verdict/1, worker protocol 1)");
+  bool quiet = false, debug = false;
+  app.add_flag("-q,--quiet", quiet, "Only print results");
+  app.add_flag("--debug", debug, "Verbose logs on stderr");
+  auto verify = kz::cli::AddVerifyCommand(app, argv[0]);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kz::verify::kExitUsage;
+  }
+  kz::util::SetLogLevel(quiet ? kz::util::LogLevel::kWarn : debug ? kz::util::LogLevel::kDebug
+                                                                  : kz::util::LogLevel::kInfo);
+  try {
+    return verify->Run();
+  } catch (const std::exception& e) {
+    std::cerr << "kz: internal error: " << e.what() << "\n";
+    return kz::verify::kExitInternal;
+  }
+}

@@ -1,0 +1,143 @@
+#include "cli/verify_command.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "util/fs.h"
+#include "util/log.h"
+#include "verify/device.h"
+#include "verify/status.h"
+#include "verify/summary.h"
+#include "verify/verdict.h"
+#include "verify/verifier.h"
+
+namespace kz::cli {
+namespace {
+using nlohmann::json;
+
+std::string DefaultCacheDir() {
+  if (const char* d = std::getenv("KZ_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kernelzero";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kernelzero";
+  return "/tmp/kernelzero-cache";
+}
+
+class VerifyCommandImpl : public VerifyCommand {
+ public:
+  VerifyCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
+    auto* c = app.add_subcommand("verify", "Verify candidate kernels against PyTorch reference tasks");
+    c->add_option("--ref", ref_, "Reference task file (Model, get_inputs, get_init_inputs)");
+    c->add_option("--candidate", candidate_, "Candidate file (ModelNew)");
+    c->add_option("--manifest", manifest_,
+                  "JSONL file of samples: {task, candidate, backend, expect_gpu, expect_cpu}");
+    c->add_option("--backend", backend_, "cuda or triton (default: detected from the candidate)")
+        ->check(CLI::IsMember({"cuda", "triton"}));
+    c->add_option("--device", device_, "GPU index to run on (default: the first GPU)");
+    c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
+    c->add_flag("--json", json_, "Print verdicts as JSON (one object a line)");
+    c->add_option("--trials", o_.trials, "Correctness trials with fresh seeds")->check(CLI::Range(1, 1000));
+    c->add_option("--seed", o_.seed, "Base seed of the trials");
+    c->add_option("--atol", atol_, "Absolute tolerance (default per dtype)");
+    c->add_option("--rtol", rtol_, "Relative tolerance (default per dtype)");
+    c->add_option("--rel-l2", rel_l2_, "Bound on ||out-ref||/||ref|| (default per dtype)");
+    c->add_flag("--no-timing", no_timing_, "Skip timing");
+    c->add_option("--timing-budget", o_.timing_budget_s, "Seconds of timing per sample at most");
+    c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
+    c->add_option("--compile-timeout", o_.compile_timeout_s, "Wall-time limit of one build, seconds");
+    c->add_option("--max-host-mem", o_.max_host_mem_mib, "Host memory limit per child, MiB");
+    c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
+    c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
+    c->add_option("--arch", o_.arch_list, "CUDA arch to build for (default: the GPU's, else 9.0)");
+    cmd_ = c;
+  }
+
+  int Run() override {
+    if (!cmd_->parsed()) return verify::kExitUsage;
+    std::vector<verify::Sample> samples;
+    if (int rc = CollectSamples(&samples); rc != 0) return rc;
+    FinishOptions();
+    auto gpus = o_.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
+    if (device_ && std::none_of(gpus.begin(), gpus.end(), [&](auto& g) { return g.index == *device_; })) {
+      std::cerr << "kz verify: no GPU with index " << *device_ << " on this host ("
+                << gpus.size() << " found)\n";
+      return verify::kExitUsage;
+    }
+    verify::Verifier verifier(worker::LocateWorker(argv0_), o_, gpus);
+    if (!verifier.on_gpu()) util::LogInfo("no GPU in use: references run on the CPU, Triton under TRITON_INTERPRET=1, CUDA candidates are compiled only");
+    int mismatches = 0;
+    std::map<std::string, int> counts;
+    auto verdicts = verifier.VerifyAll(samples, [&](size_t i, const json& v) {
+      std::cout << (json_ ? v.dump() + "\n" : verify::Summarize(v)) << std::flush;
+      counts[v.value("status", "?")]++;
+      if (samples[i].expect && *samples[i].expect != v.value("status", "")) {
+        ++mismatches;
+        std::cerr << "kz verify: " << samples[i].label << ": expected " << *samples[i].expect
+                  << ", got " << v.value("status", "?") << "\n";
+      }
+    });
+    if (manifest_.empty()) return verify::ExitCode(verify::VerdictStatus(verdicts.front()));
+    std::string tally;
+    for (auto& [k, n] : counts) tally += " " + k + "=" + std::to_string(n);
+    std::cerr << "kz verify: " << verdicts.size() << " samples:" << tally << "; "
+              << (verdicts.size() - mismatches) << "/" << verdicts.size() << " as expected\n";
+    return mismatches == 0 ? 0 : 1;
+  }
+
+ private:
+  int CollectSamples(std::vector<verify::Sample>* samples) {
+    std::string err;
+    if (!manifest_.empty()) {
+      if (!ref_.empty() || !candidate_.empty()) return Usage("use either --manifest or --ref/--candidate");
+      std::string base = std::filesystem::current_path().string();
+      bool gpu_expected = !o_.cpu_only && !verify::DetectGpus().empty();
+      if (!verify::ReadManifest(manifest_, base, gpu_expected, samples, &err)) return Usage(err);
+      if (samples->empty()) return Usage(manifest_ + ": no samples");
+    } else {
+      if (ref_.empty() || candidate_.empty()) return Usage("--ref and --candidate are required (or --manifest)");
+      samples->push_back({ref_, candidate_, backend_, std::nullopt, candidate_});
+    }
+    for (auto& s : *samples) {
+      if (!backend_.empty()) s.backend = backend_;
+      for (const auto& p : {s.task_path, s.candidate_path}) {
+        std::string text;
+        if (!util::ReadFile(p, &text, &err)) return Usage("cannot read " + err);
+      }
+    }
+    return 0;
+  }
+
+  void FinishOptions() {
+    o_.device = device_;
+    o_.atol = atol_;
+    o_.rtol = rtol_;
+    o_.rel_l2 = rel_l2_;
+    o_.timing = !no_timing_;
+    if (o_.cache_dir.empty()) o_.cache_dir = DefaultCacheDir();
+    if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
+  }
+
+  int Usage(const std::string& msg) {
+    std::cerr << "kz verify: " << msg << "\n";
+    return verify::kExitUsage;
+  }
+
+  std::string argv0_;
+  CLI::App* cmd_ = nullptr;
+  std::string ref_, candidate_, manifest_, backend_;
+  std::optional<int> device_;
+  std::optional<double> atol_, rtol_, rel_l2_;
+  bool json_ = false, no_timing_ = false;
+  verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
+};
+}  // namespace
+
+std::unique_ptr<VerifyCommand> AddVerifyCommand(CLI::App& app, const std::string& argv0) {
+  return std::make_unique<VerifyCommandImpl>(app, argv0);
+}
+
+}  // namespace kz::cli

@@ -1,0 +1,42 @@
+// Builds load_inline extensions on CPU worker processes, ahead of GPU dispatch, through
+// the content-addressed cache. Identical calls (same key) are built once.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compile/cache.h"
+#include "worker/worker_client.h"
+
+namespace kz::compile {
+
+struct BuildResult {
+  std::string name, digest, key;
+  bool ok = false;
+  bool cache_hit = false;
+  double seconds = 0;
+  std::string library;      // when ok
+  std::string error_kind;   // "compile_error", "timeout", "memory_limit", "crash", "cache"
+  std::string diagnostics;  // trimmed compiler output or the failure reason
+};
+
+struct BuilderOptions {
+  int jobs = 1;                   // builds at once
+  double timeout_s = 900;         // per build
+  uint64_t max_rss_bytes = 0;     // per build process group; 0 = none
+  BuildEnv env;
+};
+
+using BuildProgress = std::function<void(const BuildResult&, size_t done, size_t total)>;
+
+// One result per call, in order. Never throws for build failures.
+std::vector<BuildResult> BuildExtensions(const std::vector<nlohmann::json>& calls,
+                                         const ExtensionCache& cache,
+                                         const worker::WorkerConfig& worker,
+                                         const BuilderOptions& options,
+                                         const BuildProgress& progress = nullptr);
+
+}  // namespace kz::compile

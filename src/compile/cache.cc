@@ -1,0 +1,78 @@
+#include "compile/cache.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "util/fs.h"
+#include "util/hash.h"
+
+namespace kz::compile {
+namespace fs = std::filesystem;
+namespace {
+constexpr const char* kBuildOpVersion = "load_inline/1";
+
+std::string FieldText(const nlohmann::json& call, const char* field) {
+  auto it = call.find(field);
+  return it == call.end() ? "" : it->dump();
+}
+}  // namespace
+
+std::string ExtensionCache::Key(const nlohmann::json& call, const BuildEnv& env) {
+  util::LabelledHasher h;
+  h.Add("cache_format", std::to_string(kCacheFormatVersion)).Add("build_op", kBuildOpVersion);
+  for (const char* f : {"name", "cpp_sources", "cuda_sources", "functions", "extra_cflags",
+                        "extra_cuda_cflags", "extra_ldflags", "extra_include_paths", "with_cuda"})
+    h.Add(f, FieldText(call, f));
+  h.Add("torch", env.torch).Add("cuda", env.cuda).Add("python", env.python);
+  h.Add("arch_list", env.arch_list);
+  return h.HexDigest();
+}
+
+std::string ExtensionCache::EntryDir(const std::string& key) const {
+  return root_ + "/v" + std::to_string(kCacheFormatVersion) + "/" + key.substr(0, 2) + "/" + key;
+}
+
+std::optional<std::string> ExtensionCache::Lookup(const std::string& key,
+                                                  const std::string& name) const {
+  std::string dir = EntryDir(key);
+  std::string meta_text, err;
+  if (!util::ReadFile(dir + "/meta.json", &meta_text, &err)) return std::nullopt;
+  auto meta = nlohmann::json::parse(meta_text, nullptr, false);
+  if (meta.is_discarded() || meta.value("format", 0) != kCacheFormatVersion) return std::nullopt;
+  std::string lib = dir + "/" + name + ".so";
+  if (!util::PathExists(lib)) return std::nullopt;
+  return lib;
+}
+
+std::string ExtensionCache::NewStagingDir(std::string* err) const {
+  return util::MakeTempDir(root_ + "/tmp", "build-", err);
+}
+
+bool ExtensionCache::Publish(const std::string& staging, const std::string& key,
+                             const std::string& name, const nlohmann::json& meta,
+                             std::string* library, std::string* err) const {
+  nlohmann::json m = meta;
+  m["format"] = kCacheFormatVersion;
+  m["key"] = key;
+  if (!util::WriteFileAtomic(staging + "/meta.json", m.dump(2), err)) return false;
+  std::string dir = EntryDir(key);
+  if (!util::MakeDirs(fs::path(dir).parent_path().string(), err)) return false;
+  if (std::rename(staging.c_str(), dir.c_str()) != 0) {
+    // Someone published this key first (or an old, unreadable entry is in the way).
+    if (auto existing = Lookup(key, name)) {
+      util::RemoveAll(staging);
+      *library = *existing;
+      return true;
+    }
+    util::RemoveAll(dir);  // stale entry of an unknown format: replace it
+    if (std::rename(staging.c_str(), dir.c_str()) != 0) {
+      *err = dir + ": cannot publish cache entry";
+      util::RemoveAll(staging);
+      return false;
+    }
+  }
+  *library = dir + "/" + name + ".so";
+  return true;
+}
+
+}  // namespace kz::compile

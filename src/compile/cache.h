@@ -1,0 +1,48 @@
+// Content-addressed cache of built extensions. Safe for several processes at once: entries
+// are published by an atomic rename and never modified afterwards.
+#pragma once
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kz::compile {
+
+inline constexpr int kCacheFormatVersion = 1;
+
+// Everything outside the call itself that changes the built library.
+struct BuildEnv {
+  std::string torch;       // torch.__version__
+  std::string cuda;        // torch.version.cuda
+  std::string python;      // major.minor.patch
+  std::string arch_list;   // TORCH_CUDA_ARCH_LIST, e.g. "9.0"
+};
+
+class ExtensionCache {
+ public:
+  explicit ExtensionCache(std::string root) : root_(std::move(root)) {}
+
+  // Labelled hash of the cache format, the build op version, every load_inline argument
+  // and the BuildEnv.
+  static std::string Key(const nlohmann::json& call, const BuildEnv& env);
+
+  // Library path of a complete entry of this format, or nullopt.
+  std::optional<std::string> Lookup(const std::string& key, const std::string& name) const;
+
+  // A fresh private staging directory under <root>/tmp. "" and *err on failure.
+  std::string NewStagingDir(std::string* err) const;
+
+  // Publishes a staging directory holding <name>.so as the entry for `key`. If another
+  // process published the same key first, its entry wins and ours is removed. On success
+  // *library is the published library path.
+  bool Publish(const std::string& staging, const std::string& key, const std::string& name,
+               const nlohmann::json& meta, std::string* library, std::string* err) const;
+
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string EntryDir(const std::string& key) const;
+  std::string root_;
+};
+
+}  // namespace kz::compile

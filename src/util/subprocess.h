@@ -1,0 +1,86 @@
+// Child processes driven from one poll loop (after ninja's SubprocessSet).
+//
+// Each child runs in its own process group; on its deadline, when its group's resident
+// memory passes the limit, or once it has exited, the whole group is sent SIGKILL (nvcc
+// starts cicc and ptxas; candidates start threads and processes). stdout and stderr are
+// drained continuously and only a bounded tail is kept, so a child that prints gigabytes
+// costs nothing. An optional channel (a socketpair end at fd 3 in the child, announced in
+// KZ_PROTOCOL_FD) carries the structured protocol.
+//
+// Thread-safety: a ProcessSet belongs to the thread that created it.
+#pragma once
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kz::util {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;                            // argv[0] looked up in PATH
+  std::vector<std::pair<std::string, std::string>> env;     // set on top of this environment
+  std::vector<std::string> unset_env;                       // removed from the environment
+  std::string cwd;                                          // "" = inherit
+  bool channel = false;                                     // socketpair at fd 3
+  std::string channel_input;                                // written to the channel at start
+  double wall_limit_s = 0;                                  // 0 = no limit
+  uint64_t max_rss_bytes = 0;                               // process-group RSS limit; 0 = none
+  size_t tail_bytes = 8192;                                 // kept of stdout and of stderr
+  size_t max_channel_bytes = 64u << 20;                     // more is dropped and flagged
+};
+
+enum class ProcessEnd { kExited, kSignaled, kTimedOut, kMemoryExceeded, kSpawnFailed };
+
+struct ProcessResult {
+  ProcessEnd end = ProcessEnd::kSpawnFailed;
+  int exit_code = -1;          // for kExited
+  int signal = 0;              // for kSignaled (and the kill signal for timeouts)
+  std::string stdout_tail, stderr_tail;
+  uint64_t stdout_bytes = 0, stderr_bytes = 0;
+  std::string channel_data;    // raw bytes the child wrote to the channel
+  bool channel_truncated = false;
+  double wall_s = 0;
+  uint64_t peak_rss_bytes = 0;
+  std::string spawn_error;     // for kSpawnFailed
+};
+
+const char* ProcessEndName(ProcessEnd end);
+std::string SignalName(int sig);
+
+class ProcessSet {
+ public:
+  using Id = int;
+  ProcessSet();
+  ~ProcessSet();  // kills every group still running
+  ProcessSet(const ProcessSet&) = delete;
+  ProcessSet& operator=(const ProcessSet&) = delete;
+
+  // Starts a child. A spawn failure is reported by the next WaitAny() as kSpawnFailed.
+  Id Start(ProcessSpec spec);
+
+  // Polls until at least one child has finished (its group killed, its pipes drained) or
+  // `timeout_ms` passes (-1: no timeout). Returns the finished children.
+  std::vector<std::pair<Id, ProcessResult>> WaitAny(int timeout_ms = -1);
+
+  // Children started and not yet returned by WaitAny().
+  size_t running() const;
+  void KillAll();
+
+ private:
+  struct Child;
+  void Reap();
+  void EnforceLimits();
+  std::vector<std::pair<Id, ProcessResult>> CollectFinished();
+  std::vector<std::unique_ptr<Child>> children_;
+  Id next_id_ = 1;
+  std::chrono::steady_clock::time_point last_rss_scan_{};
+};
+
+// Convenience: runs one child to completion.
+ProcessResult RunProcess(ProcessSpec spec);
+
+}  // namespace kz::util

@@ -1,0 +1,47 @@
+#include "verify/sample.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "util/fs.h"
+
+namespace kz::verify {
+
+std::string DetectBackend(const std::string& candidate_source) {
+  return candidate_source.find("load_inline") != std::string::npos ? "cuda" : "triton";
+}
+
+bool ReadManifest(const std::string& path, const std::string& base_dir, bool on_gpu,
+                  std::vector<Sample>* out, std::string* err) {
+  std::string text;
+  if (!util::ReadFile(path, &text, err)) return false;
+  std::istringstream in(text);
+  int line_no = 0;
+  auto resolve = [&](const std::string& p) {
+    return std::filesystem::path(p).is_absolute() ? p : base_dir + "/" + p;
+  };
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("task") || !j.contains("candidate") ||
+        !j["task"].is_string() || !j["candidate"].is_string()) {
+      *err = path + ":" + std::to_string(line_no) +
+             ": expected a JSON object with string fields \"task\" and \"candidate\"";
+      return false;
+    }
+    Sample s;
+    s.task_path = resolve(j["task"]);
+    s.candidate_path = resolve(j["candidate"]);
+    s.backend = j.value("backend", "");
+    const char* key = on_gpu ? "expect_gpu" : "expect_cpu";
+    if (j.contains(key) && j[key].is_string()) s.expect = j[key].get<std::string>();
+    s.label = j["candidate"].get<std::string>();
+    out->push_back(std::move(s));
+  }
+  return true;
+}
+
+}  // namespace kz::verify

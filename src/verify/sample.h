@@ -1,0 +1,43 @@
+// What to verify (a sample) and how (options).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kz::verify {
+
+struct Sample {
+  std::string task_path;       // as given
+  std::string candidate_path;  // as given
+  std::string backend;         // "cuda", "triton", or "" to detect from the source
+  std::optional<std::string> expect;  // expected status, from a manifest
+  std::string label;           // for logs and summaries
+};
+
+struct VerifyOptions {
+  std::optional<int> device;           // GPU index; nullopt = first GPU, or CPU if none
+  bool cpu_only = false;               // never use a GPU
+  int trials = 5;
+  uint64_t seed = 42;
+  std::optional<double> atol, rtol, rel_l2;
+  bool timing = true;
+  double timing_budget_s = 10;
+  double timeout_s = 300;              // per sample run
+  double compile_timeout_s = 900;      // per extension build
+  double extract_timeout_s = 120;
+  uint64_t max_host_mem_mib = 32768;   // per child process group
+  std::string cache_dir;               // compiled-extension cache
+  int jobs = 1;                        // builds at once
+  std::string arch_list;               // "" = the GPU's capability, else 9.0
+};
+
+// "cuda" when the candidate calls load_inline, "triton" otherwise.
+std::string DetectBackend(const std::string& candidate_source);
+
+// Reads a manifest: one JSON object a line with task, candidate, backend and optional
+// expect_gpu / expect_cpu; relative paths are resolved against `base_dir`.
+bool ReadManifest(const std::string& path, const std::string& base_dir, bool on_gpu,
+                  std::vector<Sample>* out, std::string* err);
+
+}  // namespace kz::verify

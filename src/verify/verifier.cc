@@ -1,0 +1,201 @@
+#include "verify/verifier.h"
+
+#include <chrono>
+#include <map>
+#include <optional>
+
+#include "compile/builder.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "verify/verdict.h"
+
+namespace kz::verify {
+using nlohmann::json;
+namespace {
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+struct Verifier::Work {
+  const Sample* sample = nullptr;
+  std::string backend;
+  json verdict;
+  bool done = false;            // final before running (bad input, compile error)
+  json calls = json::array();   // extracted load_inline calls
+  json build_env;               // torch/cuda/python versions reported by extraction
+  json prebuilt = json::array();
+  std::chrono::steady_clock::time_point start;
+};
+
+Verifier::Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus)
+    : worker_(std::move(worker)), options_(std::move(options)), cache_(options_.cache_dir) {
+  if (options_.cpu_only || gpus.empty()) return;
+  for (const auto& g : gpus)
+    if (!options_.device || g.index == *options_.device) {
+      gpu_ = g;
+      break;
+    }
+}
+
+void Verifier::Prepare(const Sample& sample, Work& w) const {
+  w.sample = &sample;
+  w.start = std::chrono::steady_clock::now();
+  std::string task, cand, err;
+  bool ok_task = util::ReadFile(sample.task_path, &task, &err);
+  bool ok_cand = ok_task && util::ReadFile(sample.candidate_path, &cand, &err);
+  w.backend = sample.backend.empty() ? DetectBackend(cand) : sample.backend;
+  w.verdict = NewVerdict(sample, w.backend, task, cand);
+  if (!ok_task || !ok_cand) {
+    SetOutcome(w.verdict, ok_task ? Status::kCompileError : Status::kInvalidTask,
+               "cannot read " + err, "unreadable_file");
+    w.done = true;
+  }
+}
+
+void Verifier::ExtractAll(std::vector<Work>& work) const {
+  util::ProcessSet set;
+  std::map<util::ProcessSet::Id, Work*> running;
+  for (auto& w : work) {
+    if (w.done || w.backend != "cuda") continue;
+    worker::WorkerCall call;
+    call.request = {{"op", "extract"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)}};
+    call.env = {{"CUDA_VISIBLE_DEVICES", ""}};
+    call.wall_limit_s = options_.extract_timeout_s;
+    call.max_rss_bytes = options_.max_host_mem_mib << 20;
+    running[set.Start(worker::MakeWorkerSpec(worker_, call))] = &w;
+  }
+  while (set.running() > 0) {
+    for (auto& [id, proc] : set.WaitAny()) {
+      Work& w = *running[id];
+      auto reply = worker::ParseWorkerReply(std::move(proc));
+      if (reply.result && reply.result->value("ok", false)) {
+        w.calls = reply.result->value("calls", json::array());
+        w.build_env = reply.result->value("env", json::object());
+        continue;
+      }
+      w.done = true;
+      if (!reply.result) {
+        bool timed_out = reply.process.end == util::ProcessEnd::kTimedOut;
+        SetOutcome(w.verdict, timed_out ? Status::kTimeout : Status::kCompileError,
+                   "importing the candidate " + worker::DescribeEnd(reply.process), "import_crash");
+        continue;
+      }
+      const json& e = reply.result->value("error", json::object());
+      SetOutcome(w.verdict, Status::kCompileError, e.value("message", "candidate failed to load"),
+                 e.value("kind", "import_error"));
+      w.verdict["error"] = e;
+    }
+  }
+}
+
+void Verifier::CompileAll(std::vector<Work>& work) const {
+  std::vector<json> calls;
+  std::vector<std::pair<Work*, size_t>> owner;  // call -> (sample, index in its calls)
+  for (auto& w : work) {
+    if (w.done || w.backend != "cuda") continue;
+    for (size_t i = 0; i < w.calls.size(); ++i) {
+      calls.push_back(w.calls[i]);
+      owner.emplace_back(&w, i);
+    }
+    if (w.calls.empty())
+      w.verdict["stages"]["compile"] = {{"status", "skipped"},
+                                         {"reason", "no load_inline call ran at import; compiled in the child if called later"}};
+  }
+  if (calls.empty()) return;
+  compile::BuilderOptions bo;
+  bo.jobs = options_.jobs;
+  bo.timeout_s = options_.compile_timeout_s;
+  bo.max_rss_bytes = options_.max_host_mem_mib << 20;
+  const json& env = owner.front().first->build_env;
+  bo.env = {env.value("torch", ""), env.value("cuda", ""), env.value("python", ""),
+            !options_.arch_list.empty() ? options_.arch_list : gpu_ ? gpu_->capability : "9.0"};
+  util::LogInfo("compiling " + std::to_string(calls.size()) + " CUDA extension(s) with " +
+                std::to_string(bo.jobs) + " job(s), cache " + cache_.root());
+  auto results = compile::BuildExtensions(calls, cache_, worker_, bo,
+      [](const compile::BuildResult& r, size_t done, size_t total) {
+        util::LogInfo("[" + std::to_string(done) + "/" + std::to_string(total) + "] " + r.name + ": " +
+                      (r.ok ? (r.cache_hit ? "cache hit" : "built") : "failed (" + r.error_kind + ")") +
+                      " in " + std::to_string(r.seconds).substr(0, 5) + " s");
+      });
+  for (size_t i = 0; i < results.size(); ++i) {
+    Work& w = *owner[i].first;
+    const auto& r = results[i];
+    json& stage = w.verdict["stages"]["compile"];
+    if (!stage.is_object()) stage = {{"status", "ok"}, {"libraries", json::array()}};
+    stage["libraries"].push_back({{"name", r.name}, {"digest", r.digest}, {"key", r.key},
+                                  {"cache", r.cache_hit ? "hit" : "miss"}, {"seconds", r.seconds},
+                                  {"ok", r.ok}});
+    if (r.ok) {
+      w.prebuilt.push_back({{"digest", r.digest}, {"name", r.name}, {"library", r.library}});
+      continue;
+    }
+    stage["status"] = "error";
+    stage["diagnostics"] = r.diagnostics;
+    if (!w.done) {
+      Status s = r.error_kind == "timeout" ? Status::kTimeout : Status::kCompileError;
+      SetOutcome(w.verdict, s, "building extension '" + r.name + "' failed (" + r.error_kind + ")",
+                 r.error_kind, r.diagnostics);
+      w.done = true;
+    }
+  }
+}
+
+json Verifier::RunOptions() const {
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  return {{"trials", options_.trials},     {"seed", options_.seed},
+          {"atol", opt(options_.atol)},    {"rtol", opt(options_.rtol)},
+          {"rel_l2", opt(options_.rel_l2)}, {"timing", options_.timing && gpu_.has_value()},
+          {"warmup", 3},                   {"min_calls", 30},
+          {"max_calls", 2000},             {"timing_budget_s", options_.timing_budget_s},
+          {"stable_rel", 0.01},            {"gpu_mem_fraction", nullptr}};
+}
+
+void Verifier::Run(Work& w) const {
+  bool cuda = w.backend == "cuda";
+  if (cuda && !gpu_) {
+    SetOutcome(w.verdict, Status::kNotRun,
+               "CUDA candidate compiled; it cannot run here: no GPU on this host");
+    return;
+  }
+  std::string err;
+  std::string scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
+  worker::WorkerCall call;
+  call.request = {{"op", "run"},
+                  {"task_path", util::AbsolutePath(w.sample->task_path)},
+                  {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
+                  {"backend", w.backend},
+                  {"device", gpu_ ? "cuda" : "cpu"},
+                  {"prebuilt", w.prebuilt},
+                  {"options", RunOptions()}};
+  call.env = {{"CUDA_VISIBLE_DEVICES", gpu_ ? std::to_string(gpu_->index) : ""},
+              {"TORCH_EXTENSIONS_DIR", scratch.empty() ? "/tmp" : scratch}};
+  if (!gpu_) call.env.emplace_back("TRITON_INTERPRET", "1");
+  call.wall_limit_s = options_.timeout_s;
+  call.max_rss_bytes = options_.max_host_mem_mib << 20;
+  ApplyRunReply(w.verdict, worker::RunWorker(worker_, call));
+  if (!scratch.empty()) util::RemoveAll(scratch);
+}
+
+std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples,
+                                      const VerdictCallback& on_verdict) {
+  std::vector<Work> work(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) Prepare(samples[i], work[i]);
+  ExtractAll(work);
+  CompileAll(work);
+  std::vector<json> out;
+  for (size_t i = 0; i < work.size(); ++i) {
+    Work& w = work[i];
+    if (!w.done) Run(w);
+    if (w.verdict["device"].empty())
+      w.verdict["device"] = gpu_ ? json{{"kind", "cuda"}, {"index", gpu_->index}, {"name", gpu_->name}}
+                                 : json{{"kind", "cpu"}, {"triton_interpret", w.backend == "triton"}};
+    FinishChecks(w.verdict, gpu_.has_value());
+    w.verdict["seconds"] = Since(w.start);
+    if (on_verdict) on_verdict(i, w.verdict);
+    out.push_back(std::move(w.verdict));
+  }
+  return out;
+}
+
+}  // namespace kz::verify

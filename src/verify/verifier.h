@@ -1,0 +1,45 @@
+// The pipeline: every CUDA candidate's load_inline calls are extracted and compiled on CPU
+// workers first (all samples at once, through the cache), then each sample runs in its
+// own fresh child pinned to one GPU (or on the CPU), one at a time.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compile/cache.h"
+#include "verify/device.h"
+#include "verify/sample.h"
+#include "worker/worker_client.h"
+
+namespace kz::verify {
+
+using VerdictCallback = std::function<void(size_t index, const nlohmann::json& verdict)>;
+
+class Verifier {
+ public:
+  // `gpus` empty (or options.cpu_only) means CPU mode: references on the CPU, Triton under
+  // the interpreter, CUDA candidates compiled but not run.
+  Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus);
+
+  // One verdict per sample, in order; `on_verdict` is called as each one is final.
+  std::vector<nlohmann::json> VerifyAll(const std::vector<Sample>& samples,
+                                        const VerdictCallback& on_verdict = nullptr);
+
+  bool on_gpu() const { return gpu_.has_value(); }
+
+ private:
+  struct Work;
+  void Prepare(const Sample& sample, Work& w) const;
+  void ExtractAll(std::vector<Work>& work) const;
+  void CompileAll(std::vector<Work>& work) const;
+  void Run(Work& w) const;
+  nlohmann::json RunOptions() const;
+
+  worker::WorkerConfig worker_;
+  VerifyOptions options_;
+  std::optional<Gpu> gpu_;
+  compile::ExtensionCache cache_;
+};
+
+}  // namespace kz::verify

@@ -1,0 +1,91 @@
+#include "worker/worker_client.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "util/frame.h"
+#include "util/fs.h"
+
+namespace kz::worker {
+namespace fs = std::filesystem;
+
+WorkerConfig LocateWorker(const std::string& exe) {
+  WorkerConfig c;
+  fs::path exe_dir = fs::path(util::AbsolutePath(exe)).parent_path();
+  // build/bin/kz -> the repository is two levels up.
+  std::vector<fs::path> roots = {exe_dir.parent_path().parent_path(), fs::path(KZ_SOURCE_DIR)};
+  for (const auto& r : roots) {
+    if (fs::exists(r / "python" / "kz_worker" / "__main__.py")) {
+      c.package_dir = (r / "python").string();
+      if (fs::exists(r / ".venv" / "bin" / "python")) c.python = (r / ".venv/bin/python").string();
+      break;
+    }
+  }
+  if (const char* p = std::getenv("KZ_PYTHON"); p && *p) c.python = p;
+  if (c.python.empty()) c.python = "python3";
+  if (const char* p = std::getenv("KZ_WORKER_PATH"); p && *p) c.package_dir = p;
+  fs::path lib = exe_dir.parent_path() / "lib" / "libkz_runtime.so";
+  if (fs::exists(lib)) c.runtime_lib = lib.string();
+  if (const char* p = std::getenv("KZ_RUNTIME_LIB"); p && *p) c.runtime_lib = p;
+  return c;
+}
+
+util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& call) {
+  util::ProcessSpec spec;
+  spec.argv = {config.python, "-m", "kz_worker"};
+  std::string pythonpath = config.package_dir;
+  if (const char* p = std::getenv("PYTHONPATH"); p && *p) pythonpath += std::string(":") + p;
+  spec.env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"},
+              {"PYTHONDONTWRITEBYTECODE", "1"}};
+  if (!config.runtime_lib.empty()) spec.env.emplace_back("KZ_RUNTIME_LIB", config.runtime_lib);
+  for (const auto& kv : call.env) spec.env.push_back(kv);
+  spec.channel = true;
+  nlohmann::json req = call.request;
+  req["protocol"] = kProtocolVersion;
+  spec.channel_input = util::EncodeFrame(req.dump());
+  spec.wall_limit_s = call.wall_limit_s;
+  spec.max_rss_bytes = call.max_rss_bytes;
+  return spec;
+}
+
+WorkerReply ParseWorkerReply(util::ProcessResult process) {
+  WorkerReply reply;
+  util::FrameDecoder decoder;
+  decoder.Feed(process.channel_data.data(), process.channel_data.size());
+  std::string payload;
+  while (decoder.Pop(&payload)) {
+    auto j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      reply.protocol_error = "worker sent a frame that is not a JSON object";
+      break;
+    }
+    if (j.value("type", "") == "event") reply.events.push_back(std::move(j));
+    else if (j.value("type", "") == "result") reply.result = std::move(j);
+  }
+  if (decoder.failed()) reply.protocol_error = decoder.error();
+  else if (decoder.pending_bytes() && !reply.result) reply.protocol_error = "truncated frame";
+  process.channel_data.clear();
+  reply.process = std::move(process);
+  return reply;
+}
+
+WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call) {
+  return ParseWorkerReply(util::RunProcess(MakeWorkerSpec(config, call)));
+}
+
+std::string DescribeEnd(const util::ProcessResult& p) {
+  switch (p.end) {
+    case util::ProcessEnd::kExited: return "exited with code " + std::to_string(p.exit_code);
+    case util::ProcessEnd::kSignaled: return "killed by " + util::SignalName(p.signal);
+    case util::ProcessEnd::kTimedOut:
+      return "exceeded its wall-time limit after " + std::to_string(static_cast<int>(p.wall_s)) +
+             " s; its process group was killed";
+    case util::ProcessEnd::kMemoryExceeded:
+      return "exceeded its host-memory limit (" + std::to_string(p.peak_rss_bytes >> 20) +
+             " MiB resident); its process group was killed";
+    case util::ProcessEnd::kSpawnFailed: return "could not be started: " + p.spawn_error;
+  }
+  return "ended";
+}
+
+}  // namespace kz::worker

@@ -1,0 +1,50 @@
+// One call of the Python worker (`python -m kz_worker`): a fresh child process per call,
+// the request as the one frame it reads on fd 3, events and a result frame back.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/subprocess.h"
+
+namespace kz::worker {
+
+inline constexpr int kProtocolVersion = 1;
+
+struct WorkerConfig {
+  std::string python;       // interpreter that has torch
+  std::string package_dir;  // directory holding the kz_worker package
+  std::string runtime_lib;  // libkz_runtime.so, or "" when absent
+};
+
+// Finds the interpreter ($KZ_PYTHON, else <repo>/.venv/bin/python, else python3), the
+// package (beside the executable's tree, else the source tree) and the runtime library
+// ($KZ_RUNTIME_LIB, else <exe>/../lib/libkz_runtime.so). `exe` is argv[0] resolved.
+WorkerConfig LocateWorker(const std::string& exe);
+
+struct WorkerCall {
+  nlohmann::json request;                                   // "protocol" is added
+  std::vector<std::pair<std::string, std::string>> env;     // extra environment
+  double wall_limit_s = 60;
+  uint64_t max_rss_bytes = 0;
+};
+
+struct WorkerReply {
+  util::ProcessResult process;
+  std::vector<nlohmann::json> events;
+  std::optional<nlohmann::json> result;
+  std::string protocol_error;  // undecodable frames or JSON; "" if none
+};
+
+util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& call);
+WorkerReply ParseWorkerReply(util::ProcessResult process);
+WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call);
+
+// One line describing how the child ended, for reasons and logs.
+std::string DescribeEnd(const util::ProcessResult& p);
+
+}  // namespace kz::worker

@@ -1,0 +1,97 @@
+#include "compile/cache.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "util/fs.h"
+
+namespace kz::compile {
+namespace {
+nlohmann::json Call(const std::string& src) {
+  return {{"name", "ext"}, {"cpp_sources", {"int f();"}}, {"cuda_sources", {src}}, {"functions", {"f"}},
+          {"extra_cflags", nlohmann::json::array()}};
+}
+BuildEnv Env() { return {"2.11.0", "13.0", "3.12.3", "9.0"}; }
+
+class CacheTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string err;
+    root_ = util::MakeTempDir(testing::TempDir(), "cache-", &err);
+    ASSERT_FALSE(root_.empty()) << err;
+  }
+  void TearDown() override { util::RemoveAll(root_); }
+  std::string Stage(const ExtensionCache& c, const std::string& content) {
+    std::string err;
+    std::string s = c.NewStagingDir(&err);
+    EXPECT_TRUE(util::WriteFileAtomic(s + "/ext.so", content, &err)) << err;
+    return s;
+  }
+  std::string root_;
+};
+}  // namespace
+
+TEST_F(CacheTest, KeyChangesWithEveryInput) {
+  std::string k = ExtensionCache::Key(Call("a"), Env());
+  EXPECT_EQ(k, ExtensionCache::Key(Call("a"), Env()));
+  EXPECT_NE(k, ExtensionCache::Key(Call("b"), Env()));
+  BuildEnv e = Env();
+  e.arch_list = "8.0";
+  EXPECT_NE(k, ExtensionCache::Key(Call("a"), e));
+  e = Env();
+  e.torch = "2.12.0";
+  EXPECT_NE(k, ExtensionCache::Key(Call("a"), e));
+  auto flagged = Call("a");
+  flagged["extra_cflags"] = {"-O3"};
+  EXPECT_NE(k, ExtensionCache::Key(flagged, Env()));
+}
+
+TEST_F(CacheTest, MissThenPublishThenHit) {
+  ExtensionCache c(root_);
+  std::string key = ExtensionCache::Key(Call("a"), Env());
+  EXPECT_FALSE(c.Lookup(key, "ext"));
+  std::string lib, err;
+  ASSERT_TRUE(c.Publish(Stage(c, "v1"), key, "ext", {}, &lib, &err)) << err;
+  auto hit = c.Lookup(key, "ext");
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(*hit, lib);
+}
+
+TEST_F(CacheTest, SecondPublisherOfTheSameKeyUsesTheFirstEntry) {
+  ExtensionCache c(root_);
+  std::string key = ExtensionCache::Key(Call("a"), Env());
+  std::string s1 = Stage(c, "first"), s2 = Stage(c, "second");
+  std::string lib1, lib2, err;
+  ASSERT_TRUE(c.Publish(s1, key, "ext", {}, &lib1, &err)) << err;
+  ASSERT_TRUE(c.Publish(s2, key, "ext", {}, &lib2, &err)) << err;
+  EXPECT_EQ(lib1, lib2);
+  std::string content;
+  ASSERT_TRUE(util::ReadFile(lib2, &content, &err));
+  EXPECT_EQ(content, "first");
+  EXPECT_FALSE(util::PathExists(s2)) << "the losing staging dir must be removed";
+}
+
+TEST_F(CacheTest, EntryWithoutMetaOrOfOtherVersionIsAMiss) {
+  ExtensionCache c(root_);
+  std::string key = ExtensionCache::Key(Call("a"), Env());
+  std::string dir = root_ + "/v1/" + key.substr(0, 2) + "/" + key;
+  std::string err;
+  ASSERT_TRUE(util::MakeDirs(dir, &err));
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/ext.so", "torn", &err));
+  EXPECT_FALSE(c.Lookup(key, "ext")) << "a build killed before meta.json is not an entry";
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/meta.json", "{\"format\": 99}", &err));
+  EXPECT_FALSE(c.Lookup(key, "ext"));
+  std::string lib;
+  ASSERT_TRUE(c.Publish(Stage(c, "new"), key, "ext", {}, &lib, &err)) << err;
+  EXPECT_TRUE(c.Lookup(key, "ext"));
+}
+
+TEST_F(CacheTest, ReadOnlyRootGivesAnError) {
+  ExtensionCache c("/proc/kz-cannot-create");
+  std::string err;
+  EXPECT_EQ(c.NewStagingDir(&err), "");
+  EXPECT_FALSE(err.empty());
+}
+
+}  // namespace kz::compile

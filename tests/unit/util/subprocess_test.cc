@@ -1,0 +1,107 @@
+// Integration tests of the process set against real child processes (/bin/sh).
+#include "util/subprocess.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+
+#include "util/frame.h"
+
+namespace kz::util {
+namespace {
+ProcessSpec Sh(const std::string& script) {
+  ProcessSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  return s;
+}
+}  // namespace
+
+TEST(Subprocess, ExitCodeAndOutput) {
+  auto r = RunProcess(Sh("echo out; echo err >&2; exit 7"));
+  EXPECT_EQ(r.end, ProcessEnd::kExited);
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(r.stdout_tail, "out\n");
+  EXPECT_EQ(r.stderr_tail, "err\n");
+}
+
+TEST(Subprocess, SignalIsReported) {
+  auto r = RunProcess(Sh("kill -SEGV $$"));
+  EXPECT_EQ(r.end, ProcessEnd::kSignaled);
+  EXPECT_EQ(r.signal, SIGSEGV);
+  EXPECT_EQ(SignalName(r.signal), "SIGSEGV");
+}
+
+TEST(Subprocess, DeadlineKillsTheWholeGroup) {
+  auto spec = Sh("sleep 30 & sleep 30; echo never");
+  spec.wall_limit_s = 0.5;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = RunProcess(spec);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.end, ProcessEnd::kTimedOut);
+  EXPECT_LT(s, 3.0) << "the background sleep kept a pipe open: the group was not killed";
+  EXPECT_EQ(r.stdout_tail, "");
+}
+
+TEST(Subprocess, HugeOutputKeepsOnlyATail) {
+  auto spec = Sh("head -c 20000000 /dev/zero | tr '\\0' 'x'; echo END");
+  spec.tail_bytes = 100;
+  auto r = RunProcess(spec);
+  EXPECT_EQ(r.end, ProcessEnd::kExited);
+  EXPECT_EQ(r.stdout_bytes, 20000004u);
+  EXPECT_EQ(r.stdout_tail.size(), 100u);
+  EXPECT_EQ(r.stdout_tail.substr(96), "END\n");
+}
+
+TEST(Subprocess, ChannelCarriesFramesBothWays) {
+  // The child echoes the request frame back on fd 3 (the protocol channel).
+  auto spec = Sh("test \"$KZ_PROTOCOL_FD\" = 3 && head -c 9 <&3 >&3");
+  spec.channel = true;
+  spec.channel_input = EncodeFrame("hello");
+  auto r = RunProcess(spec);
+  EXPECT_EQ(r.end, ProcessEnd::kExited);
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_tail;
+  FrameDecoder d;
+  d.Feed(r.channel_data.data(), r.channel_data.size());
+  std::string p;
+  ASSERT_TRUE(d.Pop(&p));
+  EXPECT_EQ(p, "hello");
+}
+
+TEST(Subprocess, MemoryLimitKillsTheGroup) {
+  // A child that grows past 64 MiB resident.
+  auto spec = Sh("python3 -c 'import time; b = bytearray(400 << 20); time.sleep(20)'");
+  spec.max_rss_bytes = 64ull << 20;
+  spec.wall_limit_s = 15;
+  auto r = RunProcess(spec);
+  EXPECT_EQ(r.end, ProcessEnd::kMemoryExceeded);
+  EXPECT_GT(r.peak_rss_bytes, 64ull << 20);
+}
+
+TEST(Subprocess, MissingProgramFailsCleanly) {
+  ProcessSpec s;
+  s.argv = {"/nonexistent/program"};
+  auto r = RunProcess(s);
+  EXPECT_EQ(r.end, ProcessEnd::kExited);
+  EXPECT_EQ(r.exit_code, 127);
+}
+
+TEST(Subprocess, SetRunsChildrenConcurrently) {
+  ProcessSet set;
+  for (int i = 0; i < 4; ++i) set.Start(Sh("sleep 0.5"));
+  auto t0 = std::chrono::steady_clock::now();
+  size_t done = 0;
+  while (set.running() > 0) done += set.WaitAny().size();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(done, 4u);
+  EXPECT_LT(s, 1.5);
+}
+
+TEST(Subprocess, EnvironmentIsSetAndUnset) {
+  auto spec = Sh("echo \"$KZ_A-${HOME:-nohome}\"");
+  spec.env = {{"KZ_A", "1"}};
+  spec.unset_env = {"HOME"};
+  EXPECT_EQ(RunProcess(spec).stdout_tail, "1-nohome\n");
+}
+
+}  // namespace kz::util

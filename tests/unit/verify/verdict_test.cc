@@ -1,0 +1,74 @@
+#include "verify/verdict.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+namespace kz::verify {
+using nlohmann::json;
+namespace {
+json Fresh(const std::string& backend = "cuda") {
+  Sample s{"/t.py", "/c.py", backend, std::nullopt, "c"};
+  return NewVerdict(s, backend, "task", "cand");
+}
+worker::WorkerReply Died(util::ProcessEnd end, int sig = 0) {
+  worker::WorkerReply r;
+  r.process.end = end;
+  r.process.signal = sig;
+  r.process.stderr_tail = "CUDA error: an illegal memory access was encountered";
+  r.events.push_back({{"type", "event"}, {"stage", "load"}, {"data", {{"status", "ok"}}}});
+  return r;
+}
+}  // namespace
+
+TEST(Verdict, NewVerdictHasSchemaAndHashes) {
+  json v = Fresh();
+  EXPECT_EQ(v["schema"], kVerdictSchema);
+  EXPECT_EQ(v["task"]["xxh128"].get<std::string>().size(), 32u);
+  EXPECT_FALSE(v["checked"]["ran"].get<bool>());
+}
+
+TEST(Verdict, SegfaultWithoutResultIsRuntimeErrorNamingTheSignal) {
+  json v = Fresh();
+  ApplyRunReply(v, Died(util::ProcessEnd::kSignaled, SIGSEGV));
+  EXPECT_EQ(v["status"], "runtime_error");
+  EXPECT_NE(v["reason"].get<std::string>().find("SIGSEGV"), std::string::npos);
+  EXPECT_NE(v["reason"].get<std::string>().find("last completed stage: load"), std::string::npos);
+  EXPECT_EQ(v["stages"]["load"]["status"], "ok");
+  EXPECT_EQ(v["child"]["signal"], "SIGSEGV");
+}
+
+TEST(Verdict, DeadlineIsTimeoutEvenIfAResultArrived) {
+  json v = Fresh();
+  auto r = Died(util::ProcessEnd::kTimedOut, SIGKILL);
+  r.result = json{{"type", "result"}, {"status", "correct"}};
+  ApplyRunReply(v, r);
+  EXPECT_EQ(v["status"], "timeout");
+}
+
+TEST(Verdict, ChildResultIsTakenButMayNotClaimSupervisorStatuses) {
+  json v = Fresh();
+  worker::WorkerReply r;
+  r.process.end = util::ProcessEnd::kExited;
+  r.result = json{{"type", "result"}, {"status", "incorrect"}, {"reason", "trial 0 differs"},
+                  {"stages", {{"correctness", {{"status", "fail"}}}}}};
+  ApplyRunReply(v, r);
+  EXPECT_EQ(v["status"], "incorrect");
+  EXPECT_EQ(v["stages"]["correctness"]["status"], "fail");
+  (*r.result)["status"] = "timeout";
+  json v2 = Fresh();
+  ApplyRunReply(v2, r);
+  EXPECT_EQ(v2["status"], "runtime_error");
+}
+
+TEST(Verdict, FinishChecksSaysWhatWasNotChecked) {
+  json v = Fresh("cuda");
+  v["stages"]["compile"] = {{"status", "ok"}};
+  FinishChecks(v, /*on_gpu=*/false);
+  EXPECT_TRUE(v["checked"]["compiled"].get<bool>());
+  EXPECT_FALSE(v["checked"]["correctness"].get<bool>());
+  auto nc = v["not_checked"].dump();
+  EXPECT_NE(nc.find("CUDA candidates need a GPU"), std::string::npos);
+  EXPECT_NE(nc.find("timing: no GPU"), std::string::npos);
+}
+
+}  // namespace kz::verify
