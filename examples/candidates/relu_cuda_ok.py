@@ -1,0 +1,51 @@
+"""Correct CUDA ReLU (KernelBench style: load_inline at module level).
+
+Expected: correct on a GPU (and timed); not_run on a host without a GPU.
+"""
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cuda_source = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAException.h>
+
+__global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = fmaxf(x[i], 0.0f);
+    }
+}
+
+torch::Tensor relu_cuda(torch::Tensor x) {
+    TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "expected a float32 CUDA tensor");
+    x = x.contiguous();
+    auto y = torch::empty_like(x);
+    int64_t n = x.numel();
+    const int threads = 256;
+    const int blocks = (int)((n + threads - 1) / threads);
+    relu_kernel<<<blocks, threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
+        x.data_ptr<float>(), y.data_ptr<float>(), n);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return y;
+}
+"""
+
+cpp_source = "torch::Tensor relu_cuda(torch::Tensor x);"
+
+relu_ext = load_inline(
+    name="kz_example_relu_ok",
+    cpp_sources=cpp_source,
+    cuda_sources=cuda_source,
+    functions=["relu_cuda"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return relu_ext.relu_cuda(x)

@@ -1,0 +1,77 @@
+"""Entry point: `python -m kz_worker`.
+
+Reads one request frame from the fd in KZ_PROTOCOL_FD, dispatches it, writes exactly
+one `result` frame, flushes stdout/stderr and exits 0 at once (no interpreter teardown,
+which could touch a broken CUDA context). Malformed requests, an unknown `op` or
+`protocol` get `{"ok": false, "error": {"kind": "protocol"}}`; an unexpected exception
+of the worker gets an error of kind `worker_internal`.
+"""
+
+import contextlib
+import os
+import sys
+
+from .failure import describe, traceback_tail
+from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
+
+OPS = ("extract", "build", "run")
+
+
+def _protocol_error(message: str) -> dict:
+    return {"type": "result", "ok": False, "error": {"kind": "protocol", "message": message}}
+
+
+def _internal_error(op, exc: BaseException) -> dict:
+    error = {"kind": "worker_internal", "message": str(exc), "traceback": traceback_tail(exc)}
+    if op == "run":
+        return {"type": "result", "status": "runtime_error", "stages": {}, "device": {},
+                "reason": f"worker internal error: {describe(exc)}", "error": error}
+    return {"type": "result", "ok": False, "error": error}
+
+
+def handle(request: dict, channel: Channel) -> dict:
+    """Dispatch one request; return its result frame (never raises an Exception)."""
+    op = request.get("op")
+    try:
+        if request.get("protocol") != PROTOCOL_VERSION:
+            raise ProtocolError(f"unsupported protocol {request.get('protocol')!r}")
+        if op not in OPS:
+            raise ProtocolError(f"unknown op {op!r}")
+        if op == "extract":
+            from .extract import extract_op
+            return extract_op(request)
+        if op == "build":
+            from .build import build_op
+            return build_op(request)
+        from .run import run_op
+        return run_op(request, channel)
+    except ProtocolError as exc:
+        return _protocol_error(str(exc))
+    except (Exception, SystemExit) as exc:
+        return _internal_error(op, exc)
+
+
+def main() -> None:
+    """Serve one request on the protocol fd, then exit 0 without teardown."""
+    if FD_ENV not in os.environ:
+        print(f"kz_worker: {FD_ENV} is not set; run by the kz supervisor", file=sys.stderr)
+        sys.exit(2)
+    channel = Channel.from_env()
+    try:
+        request = channel.read()
+    except ProtocolError as exc:
+        request, result = {}, _protocol_error(str(exc))
+    else:
+        result = handle(request, channel)
+    try:
+        channel.write(result)
+    except ProtocolError as exc:  # the result itself is too large to send
+        channel.write(_internal_error(request.get("op"), exc))
+    with contextlib.suppress(Exception):  # candidates may have replaced or closed them
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

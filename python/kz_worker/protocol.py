@@ -1,0 +1,87 @@
+"""Length-prefixed JSON frames over the supervisor's file descriptor.
+
+A frame is a 4-byte big-endian unsigned length N (N <= 16 MiB) followed by N bytes of
+UTF-8 JSON holding one object (docs/worker-protocol.md, "Framing"). Non-finite floats
+are not valid JSON, so they are sent as null.
+"""
+
+import json
+import math
+import os
+import struct
+
+PROTOCOL_VERSION = 1
+MAX_FRAME = 16 * 1024 * 1024
+FD_ENV = "KZ_PROTOCOL_FD"
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not a valid frame (or closed mid-frame)."""
+
+
+def _json_safe(value):
+    """Return `value` with every NaN/Inf float replaced by None, recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def encode_frame(obj: dict) -> bytes:
+    """Encode one object as a frame; raises ProtocolError if it exceeds MAX_FRAME."""
+    body = json.dumps(_json_safe(obj), allow_nan=False, default=str).encode("utf-8")
+    if len(body) > MAX_FRAME:
+        raise ProtocolError(f"frame of {len(body)} bytes exceeds {MAX_FRAME}")
+    return struct.pack(">I", len(body)) + body
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, left)
+        if not chunk:
+            raise ProtocolError(f"connection closed with {left} of {n} bytes unread")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class Channel:
+    """The frame channel on one file descriptor (a socketpair end or a pipe)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    @classmethod
+    def from_env(cls) -> "Channel":
+        """Open the channel named by KZ_PROTOCOL_FD; the fd is made non-inheritable so
+        that compilers and other subprocesses of the candidate never hold it."""
+        fd = int(os.environ[FD_ENV])
+        os.set_inheritable(fd, False)
+        return cls(fd)
+
+    def read(self) -> dict:
+        """Read one frame and return its JSON object; raises ProtocolError."""
+        (length,) = struct.unpack(">I", _read_exact(self.fd, 4))
+        if length > MAX_FRAME:
+            raise ProtocolError(f"frame length {length} exceeds {MAX_FRAME}")
+        try:
+            obj = json.loads(_read_exact(self.fd, length).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ProtocolError(f"frame is not UTF-8 JSON: {exc}") from exc
+        if not isinstance(obj, dict):
+            raise ProtocolError("frame is not a JSON object")
+        return obj
+
+    def write(self, obj: dict) -> None:
+        """Write one frame, completely (retrying partial writes)."""
+        view = memoryview(encode_frame(obj))
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def event(self, stage: str, data: dict) -> None:
+        """Send an `event` frame for a finished stage."""
+        self.write({"type": "event", "stage": stage, "data": data})

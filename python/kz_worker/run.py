@@ -1,0 +1,178 @@
+"""Op `run`: verify one candidate against its task (docs/worker-protocol.md).
+
+Stages, each followed by an `event` frame: load (task, candidate, both models built
+after `torch.manual_seed(options.seed)` and moved to the device), parameters,
+correctness, timing. The first Failure ends the run; `run_op` returns the `result`.
+"""
+
+import importlib.metadata
+import os
+import time
+
+import torch
+
+from . import correctness, inline, loader, params
+from .failure import Failure, candidate_failure, describe, traceback_tail
+from .options import parse_run_request
+from .timed import measure
+
+
+def _version(package: str):
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def device_info(device: torch.device) -> dict:
+    """The result's `device` object for `device` (cuda:0 or cpu)."""
+    info = {"kind": device.type}
+    if device.type == "cuda":
+        major, minor = torch.cuda.get_device_capability(0)
+        info.update(index=0, name=torch.cuda.get_device_name(0), capability=f"{major}.{minor}")
+    else:
+        info["triton_interpret"] = os.environ.get("TRITON_INTERPRET") == "1"
+    info.update(torch=torch.__version__, cuda=torch.version.cuda, triton=_version("triton"))
+    return info
+
+
+def prepare_timing(device: str):
+    """Import `kz_worker.timing` and load its native runtime; called before any task or
+    candidate code. Returns (module or None, reason it is unavailable)."""
+    if device != "cuda":
+        return None, "no GPU"
+    try:
+        from . import timing
+    except Exception as exc:
+        return None, f"timing module unavailable: {describe(exc)}"
+    ok, reason = timing.load_runtime()
+    return (timing, "") if ok else (None, reason or "timing runtime not loaded")
+
+
+class _Run:
+    """One verification; `stages` collects the stage objects as they are sent."""
+
+    def __init__(self, request, channel, timing, timing_reason):
+        self.request, self.options, self.channel = request, request.options, channel
+        self.timing, self.timing_reason = timing, timing_reason
+        self.stages = {}
+        self.device = torch.device("cuda:0" if request.device == "cuda" else "cpu")
+        self.device_info = {"kind": self.device.type}
+        self.extensions = inline.PrebuiltLoader(request.prebuilt)
+
+    def stage(self, name: str, data: dict) -> None:
+        """Record the finished stage `name` and send its `event` frame."""
+        self.stages[name] = data
+        self.channel.event(name, data)
+
+    def execute(self) -> str:
+        """Run every stage; return the reason of a `correct` verdict or raise Failure."""
+        self.setup_device()
+        task, reference, candidate = self.load()
+        data = params.match_parameters(reference, candidate)
+        self.stage("parameters", data)
+        if data["status"] == "mismatch":
+            raise Failure("incorrect", None, params.mismatch_reason(data))
+        data, failure = correctness.run_trials(task, reference, candidate, self.device,
+                                               self.options)
+        self.stage("correctness", data)
+        if failure is not None:
+            raise failure
+        if data["status"] == "fail":
+            raise Failure("incorrect", None, correctness.first_failure(data))
+        return self.time(task, reference, candidate, data["trials_run"])
+
+    def setup_device(self) -> None:
+        """not_run without a GPU for device cuda; else memory fraction, no TF32."""
+        if self.device.type == "cuda":
+            if not torch.cuda.is_available():
+                raise Failure("not_run", None, "device cuda requested but no GPU is visible")
+            if self.options.gpu_mem_fraction is not None:
+                torch.cuda.set_per_process_memory_fraction(self.options.gpu_mem_fraction, 0)
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+        self.device_info = device_info(self.device)
+
+    def load(self):
+        """Stage `load`: import both modules, construct and move both models.
+
+        `compiled_in_child` is the live list of inline extensions compiled in this
+        process, so the final result also names those compiled after this stage.
+        """
+        start = time.monotonic()
+        data = {"status": "ok", "seconds": 0.0,
+                "compiled_in_child": self.extensions.compiled_in_child}
+        try:
+            task = loader.load_task(self.request.task_path)
+            model_new = loader.load_candidate(self.request.candidate_path)
+            reference, candidate = self.construct(task, model_new)
+        except BaseException:
+            data["status"] = "error"
+            raise
+        finally:
+            data["seconds"] = round(time.monotonic() - start, 6)
+            self.stage("load", data)
+        return task, reference, candidate
+
+    def construct(self, task, model_new):
+        """Both models, each built right after seeding with options.seed (the init
+        inputs too), then moved to the device."""
+        seed = self.options.seed
+        correctness.seed_all(seed)
+        ref_inputs = loader.init_inputs(task)
+        correctness.seed_all(seed)
+        reference = loader.construct_reference(task, ref_inputs)
+        correctness.seed_all(seed)
+        cand_inputs = loader.init_inputs(task)
+        correctness.seed_all(seed)
+        candidate = loader.construct_candidate(model_new, cand_inputs)
+        try:
+            reference.to(self.device)
+        except BaseException as exc:
+            raise Failure.from_exception("invalid_task", "invalid_task",
+                                         "task: moving Model to the device", exc) from None
+        try:
+            candidate.to(self.device)
+        except BaseException as exc:
+            raise candidate_failure(exc, "moving ModelNew to the device", "runtime_error",
+                                    "runtime") from None
+        return reference, candidate
+
+    def time(self, task, reference, candidate, trials: int) -> str:
+        """Stage `timing` (after correctness passed); return the `correct` reason."""
+        if self.device.type != "cuda":
+            data = {"status": "skipped", "reason": "no GPU"}
+        elif not self.options.timing:
+            data = {"status": "skipped", "reason": "timing disabled by options"}
+        elif self.timing is None:
+            data = {"status": "skipped", "reason": self.timing_reason}
+        else:
+            data = measure(self.timing, task, reference, candidate, self.device, self.options)
+        self.stage("timing", data)
+        reason = f"matched the reference on {trials} trials"
+        if data.get("status") != "ok":
+            return f"{reason} (timing skipped: {data.get('reason')})"
+        speedup = data.get("speedup")
+        return f"{reason}; speedup {speedup:.2f}x" if isinstance(speedup, (int, float)) else reason
+
+
+def run_op(request: dict, channel) -> dict:
+    """Handle a `run` request; send its events on `channel`, return its result frame.
+
+    Raises ProtocolError for a malformed request. Unexpected exceptions of the worker
+    itself become status runtime_error with error kind `worker_internal`.
+    """
+    parsed = parse_run_request(request)
+    timing, timing_reason = prepare_timing(parsed.device)
+    run = _Run(parsed, channel, timing, timing_reason)
+    status, error = "correct", None
+    try:
+        with torch.no_grad(), inline.replaced(run.extensions):
+            reason = run.execute()
+    except Failure as failure:
+        status, reason, error = failure.status, failure.reason, failure.error()
+    except (Exception, SystemExit) as exc:
+        status, reason = "runtime_error", f"worker internal error: {describe(exc)}"
+        error = {"kind": "worker_internal", "message": str(exc), "traceback": traceback_tail(exc)}
+    return {"type": "result", "status": status, "reason": reason, "stages": run.stages,
+            "device": run.device_info, "error": error}

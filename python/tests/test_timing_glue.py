@@ -1,0 +1,116 @@
+"""run.py/timed.py around `kz_worker.timing`, with a stand-in timing module (the real
+one is owned elsewhere and needs a GPU)."""
+
+import sys
+import types
+
+import pytest
+import torch
+
+import kz_worker
+from kz_worker import run as run_module
+from kz_worker.failure import Failure
+from kz_worker.loader import Task
+from kz_worker.options import Options, parse_run_request
+from kz_worker.timed import POOL_SIZE, measure
+from kzhelpers import RecordingChannel, run_request
+
+CPU = torch.device("cpu")
+
+
+class TimingError(Exception):
+    pass
+
+
+def fake_timing(calls=6, fail=None):
+    """A stand-in for kz_worker.timing that calls each fn `calls` times."""
+    module = types.SimpleNamespace(TimingError=TimingError, seen={})
+
+    def time_interleaved(ref_fn, cand_fn, **kwargs):
+        module.seen.update(kwargs)
+        for _ in range(calls):
+            ref_fn()
+            cand_fn()
+        if fail is not None:
+            raise fail
+        return {"status": "ok", "speedup": 2.0}
+    module.time_interleaved = time_interleaved
+    module.load_runtime = lambda: (True, "")
+    return module
+
+
+class Counter(torch.nn.Module):
+    def __init__(self, raise_at=None):
+        super().__init__()
+        self.inputs, self.raise_at = [], raise_at
+
+    def forward(self, x):
+        if len(self.inputs) == self.raise_at:
+            raise RuntimeError("candidate failed on a late call")
+        self.inputs.append(x)
+        return x + 1
+
+
+def make_task():
+    return Task(model=None, get_inputs=lambda: [torch.randn(3)], get_init_inputs=list)
+
+
+def test_measure_rotates_over_a_pool_and_passes_options():
+    timing, ref, cand = fake_timing(), Counter(), Counter()
+    options = Options(warmup=2, min_calls=5, max_calls=9, timing_budget_s=1.5, stable_rel=0.1)
+    assert measure(timing, make_task(), ref, cand, CPU, options) == {"status": "ok",
+                                                                     "speedup": 2.0}
+    assert timing.seen == {"warmup": 2, "min_calls": 5, "max_calls": 9, "budget_s": 1.5,
+                           "stable_rel": 0.1}
+    ids = [id(x) for x in cand.inputs]
+    assert len(set(ids)) == POOL_SIZE and ids[:POOL_SIZE] == ids[POOL_SIZE:]
+    assert not set(ids) & {id(x) for x in ref.inputs}
+    assert all(torch.equal(a, b) for a, b in zip(ref.inputs, cand.inputs))
+
+
+def test_candidate_raising_while_timed_is_runtime_error():
+    timing = fake_timing()
+    with pytest.raises(Failure) as info:
+        measure(timing, make_task(), Counter(), Counter(raise_at=4), CPU, Options())
+    assert info.value.status == "runtime_error" and info.value.kind == "runtime"
+    assert "late call" in info.value.reason
+
+
+def test_harness_failure_skips_timing():
+    timing = fake_timing(fail=TimingError("unstable clock"))
+    data = measure(timing, make_task(), Counter(), Counter(), CPU, Options())
+    assert data == {"status": "skipped", "reason": "timing failed: TimingError: unstable clock"}
+
+
+def test_cuda_error_in_harness_is_runtime_error():
+    timing = fake_timing(fail=RuntimeError("CUDA error: an illegal memory access"))
+    with pytest.raises(Failure) as info:
+        measure(timing, make_task(), Counter(), Counter(), CPU, Options())
+    assert (info.value.status, info.value.kind) == ("runtime_error", "cuda_error")
+
+
+def test_prepare_timing(monkeypatch):
+    assert run_module.prepare_timing("cpu") == (None, "no GPU")
+    monkeypatch.setitem(sys.modules, "kz_worker.timing", None)
+    monkeypatch.delattr(kz_worker, "timing", raising=False)
+    module, reason = run_module.prepare_timing("cuda")
+    assert module is None and reason.startswith("timing module unavailable: ")
+    fake = fake_timing()
+    fake.load_runtime = lambda: (False, "KZ_RUNTIME_LIB not set")
+    monkeypatch.setitem(sys.modules, "kz_worker.timing", fake)
+    monkeypatch.setattr(kz_worker, "timing", fake, raising=False)
+    assert run_module.prepare_timing("cuda") == (None, "KZ_RUNTIME_LIB not set")
+    fake.load_runtime = lambda: (True, "")
+    assert run_module.prepare_timing("cuda") == (fake, "")
+
+
+def test_timing_stage_on_gpu_reports_speedup(monkeypatch):
+    request = parse_run_request(run_request("task_relu", "cand_relu_ok", device="cuda"))
+    channel = RecordingChannel()
+    run = run_module._Run(request, channel, fake_timing(), "")
+    run.device = torch.device("cuda", 0)
+    monkeypatch.setattr(run_module, "measure", lambda *args: {"status": "ok", "speedup": 2.0})
+    assert run.time(None, None, None, 5) == "matched the reference on 5 trials; speedup 2.00x"
+    assert channel.events == [{"stage": "timing", "data": {"status": "ok", "speedup": 2.0}}]
+    run.timing, run.timing_reason = None, "no native runtime"
+    assert run.time(None, None, None, 5).endswith("(timing skipped: no native runtime)")

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One H200 session's checks, with logs under $OUT (see docs/gpu-results.md):
+#   env     GPU, driver and versions
+#   native  the native runtime's GPU test
+#   examples every shipped example through one `kz verify --manifest` run
+#   timing  kz's medians beside triton.testing.do_bench on three tasks (bench/timing)
+# Usage: scripts/gpu_check.sh [env] [native] [examples] [timing]   (default: all)
+# Expects build/bin/kz and build/lib/libkz_runtime.so built beforehand (carried).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/kz-gpu-out}; mkdir -p "$OUT"
+export KZ_PYTHON=${KZ_PYTHON:-python3} KZ_CACHE_DIR=${KZ_CACHE_DIR:-/tmp/kz-cache}
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+export CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$NVCC")")}
+export PATH="$CUDA_HOME/bin:$PATH"
+steps=("$@"); [[ ${#steps[@]} -eq 0 ]] && steps=(env native examples timing)
+summary=()
+for step in "${steps[@]}"; do
+  t0=$(date +%s)
+  case $step in
+    env)
+      { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+        $KZ_PYTHON -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
+        $NVCC --version | tail -2; nproc; ldd build/bin/kz; } > "$OUT/env.txt" 2>&1
+      rc=$?; cat "$OUT/env.txt" ;;
+    native)
+      build/native/tests/kz_runtime_test_gpu > "$OUT/native.txt" 2>&1; rc=$?; tail -5 "$OUT/native.txt" ;;
+    examples)
+      build/bin/kz verify --json --manifest examples/manifest.jsonl --timeout 45 -j 8 \
+        > "$OUT/examples.jsonl" 2> "$OUT/examples.err"; rc=$?
+      tail -3 "$OUT/examples.err"
+      $KZ_PYTHON - "$OUT/examples.jsonl" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    v = json.loads(l)
+    t = v["stages"].get("timing", {})
+    sp = f'{t["speedup"]:.2f}x c={t["candidate"]["median_us"]:.1f}us' if t.get("status") == "ok" else ""
+    print(f'{v["candidate"]["path"].split("/")[-1]:34s} {v["status"]:14s} {v["seconds"]:6.1f}s {sp} {v["reason"][:70]}')
+PY
+      ;;
+    timing)
+      $KZ_PYTHON bench/timing/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/timing.txt" 2>&1; rc=$?
+      tail -6 "$OUT/timing.txt" ;;
+    *) echo "unknown step $step"; rc=2 ;;
+  esac
+  summary+=("$step rc=$rc $(( $(date +%s) - t0 ))s")
+done
+printf '%s\n' "== summary" "${summary[@]}"
