@@ -24,7 +24,7 @@ for step in "${steps[@]}"; do
         $NVCC --version | tail -2; nproc; ldd build/bin/kz; } > "$OUT/env.txt" 2>&1
       rc=$?; cat "$OUT/env.txt" ;;
     native)
-      build/native/tests/kz_runtime_test_gpu > "$OUT/native.txt" 2>&1; rc=$?; tail -5 "$OUT/native.txt" ;;
+      build/bin/kz_runtime_test_gpu > "$OUT/native.txt" 2>&1; rc=$?; tail -5 "$OUT/native.txt" ;;
     examples)
       build/bin/kz verify --json --manifest examples/manifest.jsonl --timeout 45 -j 8 \
         > "$OUT/examples.jsonl" 2> "$OUT/examples.err"; rc=$?

@@ -53,7 +53,10 @@ BuildResult Finish(const worker::WorkerReply& reply, const std::string& staging,
     r.error_kind = "compile_error";
     std::string msg = res.contains("error") ? res["error"].value("message", "") : "";
     r.diagnostics = TrimDiagnostics(msg);
-    util::RemoveAll(staging);
+    // Cache the failure too: the same sources fail the same way.
+    std::string ignored, err;
+    nlohmann::json meta = {{"ok", false}, {"name", r.name}, {"diagnostics", r.diagnostics}};
+    if (!cache.Publish(staging, key, r.name, meta, &ignored, &err)) util::RemoveAll(staging);
     return r;
   }
   std::string built = res.value("library", "");
@@ -74,67 +77,113 @@ BuildResult Finish(const worker::WorkerReply& reply, const std::string& staging,
 }
 }  // namespace
 
+namespace {
+// One batch of builds: cache lookups first, then at most `jobs` build processes at a time
+// in one ProcessSet; calls with the same key wait on one build.
+class BuildBatch {
+ public:
+  BuildBatch(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache,
+             const worker::WorkerConfig& worker, const BuilderOptions& options,
+             const BuildProgress& progress)
+      : calls_(calls), cache_(cache), worker_(worker), options_(options), progress_(progress),
+        results_(calls.size()) {}
+
+  std::vector<BuildResult> Run() {
+    LookupAll();
+    while (next_ < to_build_.size() || !running_.empty()) {
+      StartMore();
+      for (auto& [id, proc] : set_.WaitAny()) {
+        Pending p = running_[id];
+        running_.erase(id);
+        auto reply = worker::ParseWorkerReply(std::move(proc));
+        size_t i = p.first_index;
+        Complete(Finish(reply, p.staging, keys_[i], calls_[i], cache_), Since(p.start));
+      }
+    }
+    return std::move(results_);
+  }
+
+ private:
+  static double Since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  void LookupAll() {
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      keys_.push_back(ExtensionCache::Key(calls_[i], options_.env));
+      BuildResult& r = results_[i];
+      r.name = calls_[i].value("name", "");
+      r.digest = calls_[i].value("digest", "");
+      r.key = keys_[i];
+      if (auto entry = cache_.Lookup(keys_[i], r.name)) {
+        r.cache_hit = true;
+        r.ok = entry->ok;
+        r.library = entry->library;
+        if (!entry->ok) r.error_kind = "compile_error", r.diagnostics = entry->diagnostics;
+        r.seconds = Since(t0);
+        Report(r);
+        continue;
+      }
+      if (waiting_[keys_[i]].empty()) to_build_.push_back(i);
+      waiting_[keys_[i]].push_back(i);
+    }
+  }
+
+  void StartMore() {
+    while (next_ < to_build_.size() && static_cast<int>(running_.size()) < std::max(1, options_.jobs)) {
+      size_t i = to_build_[next_++];
+      std::string err;
+      std::string staging = cache_.NewStagingDir(&err);
+      if (staging.empty()) {
+        BuildResult failed = results_[i];
+        failed.error_kind = "cache";
+        failed.diagnostics = err;
+        Complete(failed, 0);
+        continue;
+      }
+      auto call = BuildCall(calls_[i], staging, worker_, options_);
+      running_[set_.Start(worker::MakeWorkerSpec(worker_, call))] = {i, staging, std::chrono::steady_clock::now()};
+    }
+  }
+
+  // Gives `built` to every call waiting on its key.
+  void Complete(const BuildResult& built, double seconds) {
+    for (size_t j : waiting_[built.key]) {
+      std::string digest = results_[j].digest;
+      results_[j] = built;
+      results_[j].digest = digest;
+      results_[j].seconds = seconds;
+      Report(results_[j]);
+    }
+  }
+
+  void Report(const BuildResult& r) {
+    ++done_;
+    if (progress_) progress_(r, done_, calls_.size());
+  }
+
+  const std::vector<nlohmann::json>& calls_;
+  const ExtensionCache& cache_;
+  const worker::WorkerConfig& worker_;
+  const BuilderOptions& options_;
+  const BuildProgress& progress_;
+  std::vector<BuildResult> results_;
+  std::vector<std::string> keys_;
+  std::map<std::string, std::vector<size_t>> waiting_;  // key -> calls waiting on its build
+  std::vector<size_t> to_build_;                         // first call of each key to build
+  size_t next_ = 0, done_ = 0;
+  util::ProcessSet set_;
+  std::map<util::ProcessSet::Id, Pending> running_;
+};
+}  // namespace
+
 std::vector<BuildResult> BuildExtensions(const std::vector<nlohmann::json>& calls,
                                          const ExtensionCache& cache,
                                          const worker::WorkerConfig& worker,
                                          const BuilderOptions& options,
                                          const BuildProgress& progress) {
-  std::vector<BuildResult> results(calls.size());
-  std::vector<std::string> keys;
-  std::map<std::string, std::vector<size_t>> waiting;  // key -> calls waiting on its build
-  std::vector<size_t> to_build;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    keys.push_back(ExtensionCache::Key(calls[i], options.env));
-    auto& r = results[i];
-    r.name = calls[i].value("name", "");
-    r.digest = calls[i].value("digest", "");
-    r.key = keys[i];
-    auto t0 = std::chrono::steady_clock::now();
-    if (auto lib = cache.Lookup(keys[i], r.name)) {
-      r.ok = r.cache_hit = true;
-      r.library = *lib;
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      continue;
-    }
-    if (waiting[keys[i]].empty()) to_build.push_back(i);
-    waiting[keys[i]].push_back(i);
-  }
-  size_t done = calls.size() - [&] { size_t n = 0; for (auto& [k, v] : waiting) n += v.size(); return n; }();
-  util::ProcessSet set;
-  std::map<util::ProcessSet::Id, Pending> running;
-  size_t next = 0;
-  auto complete = [&](const BuildResult& built, double seconds) {
-    for (size_t j : waiting[built.key]) {
-      std::string digest = results[j].digest;
-      results[j] = built;
-      results[j].digest = digest;
-      results[j].seconds = seconds;
-      ++done;
-      if (progress) progress(results[j], done, calls.size());
-    }
-  };
-  while (next < to_build.size() || !running.empty()) {
-    while (next < to_build.size() && static_cast<int>(running.size()) < std::max(1, options.jobs)) {
-      size_t i = to_build[next++];
-      std::string err;
-      std::string staging = cache.NewStagingDir(&err);
-      if (staging.empty()) {
-        BuildResult failed{results[i].name, results[i].digest, keys[i], false, false, 0, "", "cache", err};
-        complete(failed, 0);
-        continue;
-      }
-      auto id = set.Start(worker::MakeWorkerSpec(worker, BuildCall(calls[i], staging, worker, options)));
-      running[id] = {i, staging, std::chrono::steady_clock::now()};
-    }
-    for (auto& [id, proc] : set.WaitAny()) {
-      Pending p = running[id];
-      running.erase(id);
-      auto reply = worker::ParseWorkerReply(std::move(proc));
-      BuildResult r = Finish(reply, p.staging, keys[p.first_index], calls[p.first_index], cache);
-      complete(r, std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count());
-    }
-  }
-  return results;
+  return BuildBatch(calls, cache, worker, options, progress).Run();
 }
 
 }  // namespace kz::compile

@@ -32,16 +32,18 @@ std::string ExtensionCache::EntryDir(const std::string& key) const {
   return root_ + "/v" + std::to_string(kCacheFormatVersion) + "/" + key.substr(0, 2) + "/" + key;
 }
 
-std::optional<std::string> ExtensionCache::Lookup(const std::string& key,
-                                                  const std::string& name) const {
+std::optional<ExtensionCache::Entry> ExtensionCache::Lookup(const std::string& key,
+                                                            const std::string& name) const {
   std::string dir = EntryDir(key);
   std::string meta_text, err;
   if (!util::ReadFile(dir + "/meta.json", &meta_text, &err)) return std::nullopt;
   auto meta = nlohmann::json::parse(meta_text, nullptr, false);
-  if (meta.is_discarded() || meta.value("format", 0) != kCacheFormatVersion) return std::nullopt;
+  if (meta.is_discarded() || !meta.is_object() || meta.value("format", 0) != kCacheFormatVersion)
+    return std::nullopt;
+  if (!meta.value("ok", true)) return Entry{false, "", meta.value("diagnostics", "")};
   std::string lib = dir + "/" + name + ".so";
   if (!util::PathExists(lib)) return std::nullopt;
-  return lib;
+  return Entry{true, lib, ""};
 }
 
 std::string ExtensionCache::NewStagingDir(std::string* err) const {
@@ -61,7 +63,7 @@ bool ExtensionCache::Publish(const std::string& staging, const std::string& key,
     // Someone published this key first (or an old, unreadable entry is in the way).
     if (auto existing = Lookup(key, name)) {
       util::RemoveAll(staging);
-      *library = *existing;
+      *library = existing->library;
       return true;
     }
     util::RemoveAll(dir);  // stale entry of an unknown format: replace it
@@ -71,7 +73,7 @@ bool ExtensionCache::Publish(const std::string& staging, const std::string& key,
       return false;
     }
   }
-  *library = dir + "/" + name + ".so";
+  *library = m.value("ok", true) ? dir + "/" + name + ".so" : "";
   return true;
 }
 

@@ -26,15 +26,22 @@ class ExtensionCache {
   // and the BuildEnv.
   static std::string Key(const nlohmann::json& call, const BuildEnv& env);
 
-  // Library path of a complete entry of this format, or nullopt.
-  std::optional<std::string> Lookup(const std::string& key, const std::string& name) const;
+  // A complete entry of this format: a built library, or a cached compile error (the
+  // same sources fail the same way, so resubmissions do not recompile).
+  struct Entry {
+    bool ok = false;
+    std::string library;      // when ok
+    std::string diagnostics;  // when !ok
+  };
+  std::optional<Entry> Lookup(const std::string& key, const std::string& name) const;
 
   // A fresh private staging directory under <root>/tmp. "" and *err on failure.
   std::string NewStagingDir(std::string* err) const;
 
-  // Publishes a staging directory holding <name>.so as the entry for `key`. If another
-  // process published the same key first, its entry wins and ours is removed. On success
-  // *library is the published library path.
+  // Publishes a staging directory holding <name>.so (or, when meta["ok"] is false, a
+  // compile error in meta["diagnostics"]) as the entry for `key`. If another process
+  // published the same key first, its entry wins and ours is removed. On success *library
+  // is the published library path ("" for an error entry).
   bool Publish(const std::string& staging, const std::string& key, const std::string& name,
                const nlohmann::json& meta, std::string* library, std::string* err) const;
 

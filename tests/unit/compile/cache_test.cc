@@ -55,7 +55,8 @@ TEST_F(CacheTest, MissThenPublishThenHit) {
   ASSERT_TRUE(c.Publish(Stage(c, "v1"), key, "ext", {}, &lib, &err)) << err;
   auto hit = c.Lookup(key, "ext");
   ASSERT_TRUE(hit);
-  EXPECT_EQ(*hit, lib);
+  EXPECT_TRUE(hit->ok);
+  EXPECT_EQ(hit->library, lib);
 }
 
 TEST_F(CacheTest, SecondPublisherOfTheSameKeyUsesTheFirstEntry) {
@@ -85,6 +86,20 @@ TEST_F(CacheTest, EntryWithoutMetaOrOfOtherVersionIsAMiss) {
   std::string lib;
   ASSERT_TRUE(c.Publish(Stage(c, "new"), key, "ext", {}, &lib, &err)) << err;
   EXPECT_TRUE(c.Lookup(key, "ext"));
+}
+
+TEST_F(CacheTest, CompileErrorsAreCachedWithTheirDiagnostics) {
+  ExtensionCache c(root_);
+  std::string key = ExtensionCache::Key(Call("broken"), Env());
+  std::string err, lib;
+  std::string staging = c.NewStagingDir(&err);
+  nlohmann::json meta = {{"ok", false}, {"diagnostics", "cuda.cu(3): error: y undefined"}};
+  ASSERT_TRUE(c.Publish(staging, key, "ext", meta, &lib, &err)) << err;
+  EXPECT_EQ(lib, "");
+  auto hit = c.Lookup(key, "ext");
+  ASSERT_TRUE(hit);
+  EXPECT_FALSE(hit->ok);
+  EXPECT_EQ(hit->diagnostics, "cuda.cu(3): error: y undefined");
 }
 
 TEST_F(CacheTest, ReadOnlyRootGivesAnError) {

@@ -3,28 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include "util/fs.h"
+#include "fake_worker.h"
 
 namespace kz::worker {
-namespace {
-// Writes a fake kz_worker package whose __main__ runs `body` with `req` and `send` defined.
-WorkerConfig FakeWorker(const std::string& body) {
-  std::string err;
-  std::string dir = util::MakeTempDir(testing::TempDir(), "fakeworker-", &err);
-  util::MakeDirs(dir + "/kz_worker", &err);
-  util::WriteFileAtomic(dir + "/kz_worker/__init__.py", "", &err);
-  std::string main =
-      "import json, os, struct, sys\n"
-      "fd = int(os.environ['KZ_PROTOCOL_FD'])\n"
-      "n = struct.unpack('>I', os.read(fd, 4))[0]\n"
-      "req = json.loads(os.read(fd, n))\n"
-      "def send(obj):\n"
-      "    b = json.dumps(obj).encode()\n"
-      "    os.write(fd, struct.pack('>I', len(b)) + b)\n" + body + "\n";
-  util::WriteFileAtomic(dir + "/kz_worker/__main__.py", main, &err);
-  return {"python3", dir, ""};
-}
-}  // namespace
+using testing_support::FakeWorker;
 
 TEST(WorkerClient, EventsAndResultAreParsed) {
   auto cfg = FakeWorker(
