@@ -3,6 +3,8 @@
 Runs the real `load_inline(**fields, build_directory=build_dir, verbose=False)`.
 Result: `{"ok": true, "library": "<build_dir>/<name>.so", "seconds": s}`, or
 `{"ok": false, "error": {"kind": "compile_error", "message": "<compiler output>"}}`.
+With `"accelerate": {"pch_root": DIR}` the build goes through `fastbuild.accelerated`
+(precompiled torch header for main.cpp, lighter headers for cuda.cu, same output).
 Importing the built module may fail on a host without a GPU; the build still counts
 as ok when the library exists and the failure was not a build error.
 """
@@ -43,8 +45,15 @@ def build_op(request: dict, load_inline=inline.REAL_LOAD_INLINE) -> dict:
     os.makedirs(build_dir, exist_ok=True)
     start = time.monotonic()
     failure = None
+    report = {}
+    accelerate = request.get("accelerate")
     try:
-        load_inline(**fields, build_directory=build_dir, verbose=False)
+        if isinstance(accelerate, dict):
+            from .fastbuild import accelerated
+            with accelerated(accelerate.get("pch_root") or "", report):
+                load_inline(**fields, build_directory=build_dir, verbose=False)
+        else:
+            load_inline(**fields, build_directory=build_dir, verbose=False)
     except Exception as exc:
         failure = exc
     seconds = round(time.monotonic() - start, 3)
@@ -54,4 +63,4 @@ def build_op(request: dict, load_inline=inline.REAL_LOAD_INLINE) -> dict:
         return {"type": "result", "ok": False,
                 "error": {"kind": "compile_error", "message": message[:MAX_MESSAGE]}}
     return {"type": "result", "ok": True, "library": os.path.abspath(library),
-            "seconds": seconds}
+            "seconds": seconds, "build": report}

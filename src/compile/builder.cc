@@ -21,6 +21,7 @@ worker::WorkerCall BuildCall(const nlohmann::json& call, const std::string& stag
                              const worker::WorkerConfig& worker, const BuilderOptions& o) {
   worker::WorkerCall wc;
   wc.request = {{"op", "build"}, {"call", call}, {"build_dir", staging}};
+  if (o.accelerate) wc.request["accelerate"] = {{"pch_root", o.pch_root}};
   std::string path = std::filesystem::path(worker.python).parent_path().string();
   const char* old_path = std::getenv("PATH");
   if (!path.empty()) path += ":";
@@ -63,8 +64,9 @@ BuildResult Finish(const worker::WorkerReply& reply, const std::string& staging,
   std::string want = staging + "/" + r.name + ".so";
   std::error_code ec;
   if (built != want) std::filesystem::rename(built, want, ec);
+  r.build = res.value("build", nlohmann::json::object());
   nlohmann::json meta = {{"name", r.name}, {"digest", call.value("digest", "")},
-                         {"seconds", res.value("seconds", 0.0)}};
+                         {"seconds", res.value("seconds", 0.0)}, {"build", r.build}};
   std::string err;
   if (ec || !cache.Publish(staging, key, r.name, meta, &r.library, &err)) {
     r.error_kind = "cache";

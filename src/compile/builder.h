@@ -21,12 +21,15 @@ struct BuildResult {
   std::string library;      // when ok
   std::string error_kind;   // "compile_error", "timeout", "memory_limit", "crash", "cache"
   std::string diagnostics;  // trimmed compiler output or the failure reason
+  nlohmann::json build;     // how it was built: {"pch", "header_mode", "pch_seconds"}
 };
 
 struct BuilderOptions {
   int jobs = 1;                   // builds at once
   double timeout_s = 900;         // per build
   uint64_t max_rss_bytes = 0;     // per build process group; 0 = none
+  bool accelerate = true;
+  std::string pch_root;           // where precompiled headers live (one per flag set)         // PCH for main.cpp, lighter headers for cuda.cu (fastbuild.py)
   BuildEnv env;
 };
 

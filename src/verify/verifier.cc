@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "compile/builder.h"
+#include "compile/extract_cache.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/verdict.h"
@@ -25,6 +26,7 @@ struct Verifier::Work {
   json calls = json::array();   // extracted load_inline calls
   json build_env;               // torch/cuda/python versions reported by extraction
   json prebuilt = json::array();
+  std::string candidate_text;
   std::chrono::steady_clock::time_point start;
 };
 
@@ -45,6 +47,7 @@ void Verifier::Prepare(const Sample& sample, Work& w) const {
   bool ok_task = util::ReadFile(sample.task_path, &task, &err);
   bool ok_cand = ok_task && util::ReadFile(sample.candidate_path, &cand, &err);
   w.backend = sample.backend.empty() ? DetectBackend(cand) : sample.backend;
+  w.candidate_text = cand;
   w.verdict = NewVerdict(sample, w.backend, task, cand);
   if (!ok_task || !ok_cand) {
     SetOutcome(w.verdict, ok_task ? Status::kCompileError : Status::kInvalidTask,
@@ -54,10 +57,24 @@ void Verifier::Prepare(const Sample& sample, Work& w) const {
 }
 
 void Verifier::ExtractAll(std::vector<Work>& work) const {
+  bool any_cuda = std::any_of(work.begin(), work.end(), [](const Work& w) { return !w.done && w.backend == "cuda"; });
+  if (!any_cuda) return;
+  // With the environment known (without importing torch), a candidate seen before needs
+  // no extraction child: its calls come from the extraction cache.
+  std::optional<json> env = worker::ProbeEnvironment(worker_);
+  compile::ExtractCache extract_cache(cache_.root());
   util::ProcessSet set;
   std::map<util::ProcessSet::Id, Work*> running;
   for (auto& w : work) {
     if (w.done || w.backend != "cuda") continue;
+    if (env) {
+      if (auto hit = extract_cache.Lookup(compile::ExtractCache::Key(w.candidate_text, *env))) {
+        w.calls = (*hit)["calls"];
+        w.build_env = hit->value("env", json::object());
+        w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "hit"}};
+        continue;
+      }
+    }
     worker::WorkerCall call;
     call.request = {{"op", "extract"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)}};
     call.env = {{"CUDA_VISIBLE_DEVICES", ""}};
@@ -72,6 +89,12 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
       if (reply.result && reply.result->value("ok", false)) {
         w.calls = reply.result->value("calls", json::array());
         w.build_env = reply.result->value("env", json::object());
+        w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "miss"},
+                                          {"seconds", reply.process.wall_s}};
+        std::string err;
+        if (env && w.build_env.value("torch", "") == env->value("torch", ""))
+          extract_cache.Store(compile::ExtractCache::Key(w.candidate_text, *env),
+                              {{"calls", w.calls}, {"env", w.build_env}}, &err);
         continue;
       }
       w.done = true;
@@ -107,6 +130,8 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
   bo.jobs = options_.jobs;
   bo.timeout_s = options_.compile_timeout_s;
   bo.max_rss_bytes = options_.max_host_mem_mib << 20;
+  bo.accelerate = options_.accelerate_builds;
+  bo.pch_root = cache_.root() + "/pch";
   const json& env = owner.front().first->build_env;
   bo.env = {env.value("torch", ""), env.value("cuda", ""), env.value("python", ""),
             !options_.arch_list.empty() ? options_.arch_list : gpu_ ? gpu_->capability : "9.0"};
@@ -125,7 +150,7 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
     if (!stage.is_object()) stage = {{"status", "ok"}, {"libraries", json::array()}};
     stage["libraries"].push_back({{"name", r.name}, {"digest", r.digest}, {"key", r.key},
                                   {"cache", r.cache_hit ? "hit" : "miss"}, {"seconds", r.seconds},
-                                  {"ok", r.ok}});
+                                  {"ok", r.ok}, {"build", r.build}});
     if (r.ok) {
       w.prebuilt.push_back({{"digest", r.digest}, {"name", r.name}, {"library", r.library}});
       continue;

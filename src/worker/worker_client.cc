@@ -73,6 +73,19 @@ WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call) {
   return ParseWorkerReply(util::RunProcess(MakeWorkerSpec(config, call)));
 }
 
+std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config) {
+  util::ProcessSpec spec;
+  spec.argv = {config.python, "-m", "kz_worker.probe"};
+  spec.env = {{"PYTHONPATH", config.package_dir}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+  spec.wall_limit_s = 30;
+  auto r = util::RunProcess(spec);
+  if (r.end != util::ProcessEnd::kExited || r.exit_code != 0) return std::nullopt;
+  auto j = nlohmann::json::parse(r.stdout_tail, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.value("torch", nlohmann::json()).is_string())
+    return std::nullopt;
+  return j;
+}
+
 std::string DescribeEnd(const util::ProcessResult& p) {
   switch (p.end) {
     case util::ProcessEnd::kExited: return "exited with code " + std::to_string(p.exit_code);

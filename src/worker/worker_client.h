@@ -44,6 +44,10 @@ util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& c
 WorkerReply ParseWorkerReply(util::ProcessResult process);
 WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call);
 
+// The versions that key compiled extensions ({"torch", "cuda", "python"}), read by
+// `python -m kz_worker.probe` without importing torch (~0.1 s). nullopt if it fails.
+std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config);
+
 // One line describing how the child ended, for reasons and logs.
 std::string DescribeEnd(const util::ProcessResult& p);
 

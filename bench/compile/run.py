@@ -1,0 +1,125 @@
+"""Compile farm against load_inline, side by side on the same cores, in one run.
+
+1. load_inline's path (KernelBench's pre-compile): every sample in its own Python process,
+   `jobs` at a time, each with a private TORCH_EXTENSIONS_DIR.
+2. kz's farm: `kz verify --cpu --manifest` (extract + build through the cache, -j jobs).
+3. Cold single-sample latency of each on held-out samples, the farm both with its
+   precompiled header already on the host and on a host that has none yet.
+4. Cache hit: the compile-stage seconds of a resubmitted sample.
+
+Usage: python bench/compile/run.py --kz build/bin/kz [--jobs N] [--count 32] [--out DIR]
+Prints a table last; writes OUT/compile_bench.json.
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sh(cmd, env=None, timeout=3600):
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    return p, time.monotonic() - start
+
+
+def baseline_one(python, cand, ext_dir):
+    env = dict(os.environ, TORCH_EXTENSIONS_DIR=ext_dir, CUDA_VISIBLE_DEVICES="")
+    p, wall = sh([python, os.path.join(HERE, "baseline_build.py"), cand], env=env)
+    return {"candidate": os.path.basename(cand), "ok": p.returncode == 0, "seconds": wall,
+            "error": p.stderr[-400:] if p.returncode else ""}
+
+
+def baseline(python, cands, jobs, scratch):
+    start = time.monotonic()
+    with cf.ThreadPoolExecutor(jobs) as pool:
+        rows = list(pool.map(lambda c: baseline_one(python, c, os.path.join(scratch, os.path.basename(c))), cands))
+    return rows, time.monotonic() - start
+
+
+def farm(kz, manifest_lines, jobs, cache, tag, out, extra=()):
+    manifest = os.path.join(out, f"manifest_{tag}.jsonl")
+    with open(manifest, "w") as f:
+        f.writelines(json.dumps(line) + "\n" for line in manifest_lines)
+    p, wall = sh([kz, "-q", "verify", "--cpu", "--json", "--manifest", manifest, "--cache-dir", cache,
+                  "-j", str(jobs), *extra])
+    verdicts = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    return verdicts, wall
+
+
+def libs(verdicts):
+    return [lib for v in verdicts for lib in v["stages"].get("compile", {}).get("libraries", [])]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kz", required=True)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    ap.add_argument("--count", type=int, default=32)
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/kz-compile-bench"))
+    ap.add_argument("--python", default=os.environ.get("KZ_PYTHON", sys.executable))
+    ap.add_argument("--skip-baseline-throughput", action="store_true")
+    args = ap.parse_args()
+    work = "/tmp/kz-compile-bench-work"
+    shutil.rmtree(work, ignore_errors=True)
+    subprocess.run([args.python, os.path.join(HERE, "make_samples.py"), work, "--count", str(args.count + 3)], check=True)
+    lines = [json.loads(l) for l in open(os.path.join(work, "manifest.jsonl"))]
+    bench, held = lines[:args.count], lines[args.count:]
+    os.makedirs(args.out, exist_ok=True)
+    res = {"jobs": args.jobs, "count": len(bench), "cores": os.cpu_count()}
+
+    # Cold single-sample latency: a host with no PCH yet, then load_inline alone.
+    v, wall = farm(args.kz, [held[0]], 1, os.path.join(work, "cache-nopch"), "single_nopch", args.out)
+    res["farm_single_no_pch_s"], res["farm_single_no_pch_build"] = wall, libs(v)
+    b = baseline_one(args.python, held[1]["candidate"], os.path.join(work, "single-baseline"))
+    res["load_inline_single_s"] = b["seconds"]
+
+    # Throughput on the same cores.
+    cache = os.path.join(work, "cache")
+    verdicts, wall = farm(args.kz, bench, args.jobs, cache, "farm", args.out)
+    built = libs(verdicts)
+    res["farm_wall_s"], res["farm_ok"] = wall, sum(1 for lib in built if lib["ok"])
+    res["farm_header_modes"] = {m: sum(1 for l in built if l.get("build", {}).get("header_mode") == m) for m in ("lite", "full")}
+    res["farm_build_seconds"] = [l["seconds"] for l in built]
+    if not args.skip_baseline_throughput:
+        rows, bwall = baseline(args.python, [l["candidate"] for l in bench], args.jobs, os.path.join(work, "baseline"))
+        res["load_inline_wall_s"], res["load_inline_ok"] = bwall, sum(r["ok"] for r in rows)
+        res["load_inline_seconds"] = [r["seconds"] for r in rows]
+        res["load_inline_errors"] = [r for r in rows if not r["ok"]][:3]
+
+    # Cold single with the PCH present (held-out sample), then a cache hit.
+    singles = []
+    for h in held[1:3]:
+        v, wall = farm(args.kz, [h], 1, cache, "single", args.out)
+        singles.append({"wall_s": wall, "build": libs(v)})
+    res["farm_single_s"] = [s["wall_s"] for s in singles]
+    res["farm_single_build_s"] = [s["build"][0]["seconds"] for s in singles if s["build"]]
+    v, wall = farm(args.kz, [bench[0]], 1, cache, "hit", args.out)
+    res["cache_hit_lookup_s"], res["cache_hit_request_wall_s"] = libs(v)[0]["seconds"], wall
+    with open(os.path.join(args.out, "compile_bench.json"), "w") as f:
+        json.dump(res, f, indent=2)
+
+    n = len(bench)
+    farm_rate = n / res["farm_wall_s"] * 60
+    print(f"\n| figure (H: {res['cores']} cores, -j {args.jobs}) | load_inline | kz farm | ratio |")
+    print("|---|---|---|---|")
+    if "load_inline_wall_s" in res:
+        base_rate = n / res["load_inline_wall_s"] * 60
+        print(f"| {n} distinct samples, wall s | {res['load_inline_wall_s']:.1f} | {res['farm_wall_s']:.1f} | |")
+        print(f"| throughput, samples/min | {base_rate:.1f} | {farm_rate:.1f} | {farm_rate / base_rate:.2f}x |")
+        print(f"| built ok | {res['load_inline_ok']}/{n} | {res['farm_ok']}/{n} | |")
+    print(f"| cold single sample, s (farm: PCH present; build only) | {res['load_inline_single_s']:.1f} | "
+          f"{statistics.median(res['farm_single_s']):.1f} ({statistics.median(res['farm_single_build_s'] or [0]):.1f}) | |")
+    print(f"| cold single sample on a host without the PCH, s | | {res['farm_single_no_pch_s']:.1f} | |")
+    print(f"| cache hit: lookup / whole request, ms | | {res['cache_hit_lookup_s']*1000:.1f} / {res['cache_hit_request_wall_s']*1000:.0f} | |")
+    print(f"| header modes (lite/full) | | {res['farm_header_modes']} | |")
+
+
+if __name__ == "__main__":
+    main()
