@@ -4,6 +4,8 @@
 #   native  the native runtime's GPU test
 #   examples every shipped example through one `kz verify --manifest` run
 #   timing  kz's medians beside triton.testing.do_bench on three tasks (bench/timing)
+#   compile load_inline's parallel path against the farm on 32 samples (bench/compile)
+#   compile-verify  the farm-built samples through the GPU correctness checks
 # Usage: scripts/gpu_check.sh [env] [native] [examples] [timing]   (default: all)
 # Expects build/bin/kz and build/lib/libkz_runtime.so built beforehand (carried).
 set -uo pipefail
@@ -38,6 +40,14 @@ for l in open(sys.argv[1]):
     print(f'{v["candidate"]["path"].split("/")[-1]:34s} {v["status"]:14s} {v["seconds"]:6.1f}s {sp} {v["reason"][:70]}')
 PY
       ;;
+    compile)
+      $KZ_PYTHON bench/compile/run.py --kz build/bin/kz --jobs "$(nproc)" --count 32 --out "$OUT" > "$OUT/compile.txt" 2>&1; rc=$?
+      tail -9 "$OUT/compile.txt" ;;
+    compile-verify)
+      # The farm-built libraries of the compile bench (cache hits) through the GPU checks.
+      build/bin/kz verify --json --manifest /tmp/kz-compile-bench-work/manifest_farm.jsonl --cache-dir /tmp/kz-compile-bench-work/cache \
+        --timing-budget 1 > "$OUT/compile_verify.jsonl" 2> "$OUT/compile_verify.err"; rc=$?
+      tail -2 "$OUT/compile_verify.err" ;;
     timing)
       $KZ_PYTHON bench/timing/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/timing.txt" 2>&1; rc=$?
       tail -6 "$OUT/timing.txt" ;;

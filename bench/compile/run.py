@@ -75,14 +75,14 @@ def main():
     res = {"jobs": args.jobs, "count": len(bench), "cores": os.cpu_count()}
 
     # Cold single-sample latency: a host with no PCH yet, then load_inline alone.
-    v, wall = farm(args.kz, [held[0]], 1, os.path.join(work, "cache-nopch"), "single_nopch", args.out)
+    v, wall = farm(args.kz, [held[0]], 1, os.path.join(work, "cache-nopch"), "single_nopch", work)
     res["farm_single_no_pch_s"], res["farm_single_no_pch_build"] = wall, libs(v)
     b = baseline_one(args.python, held[1]["candidate"], os.path.join(work, "single-baseline"))
     res["load_inline_single_s"] = b["seconds"]
 
     # Throughput on the same cores.
     cache = os.path.join(work, "cache")
-    verdicts, wall = farm(args.kz, bench, args.jobs, cache, "farm", args.out)
+    verdicts, wall = farm(args.kz, bench, args.jobs, cache, "farm", work)
     built = libs(verdicts)
     res["farm_wall_s"], res["farm_ok"] = wall, sum(1 for lib in built if lib["ok"])
     res["farm_header_modes"] = {m: sum(1 for l in built if l.get("build", {}).get("header_mode") == m) for m in ("lite", "full")}
@@ -96,11 +96,11 @@ def main():
     # Cold single with the PCH present (held-out sample), then a cache hit.
     singles = []
     for h in held[1:3]:
-        v, wall = farm(args.kz, [h], 1, cache, "single", args.out)
+        v, wall = farm(args.kz, [h], 1, cache, "single", work)
         singles.append({"wall_s": wall, "build": libs(v)})
     res["farm_single_s"] = [s["wall_s"] for s in singles]
     res["farm_single_build_s"] = [s["build"][0]["seconds"] for s in singles if s["build"]]
-    v, wall = farm(args.kz, [bench[0]], 1, cache, "hit", args.out)
+    v, wall = farm(args.kz, [bench[0]], 1, cache, "hit", work)
     res["cache_hit_lookup_s"], res["cache_hit_request_wall_s"] = libs(v)[0]["seconds"], wall
     with open(os.path.join(args.out, "compile_bench.json"), "w") as f:
         json.dump(res, f, indent=2)
