@@ -30,7 +30,8 @@ def sh(cmd, env=None, timeout=3600):
 
 
 def baseline_one(python, cand, ext_dir):
-    env = dict(os.environ, TORCH_EXTENSIONS_DIR=ext_dir, CUDA_VISIBLE_DEVICES="")
+    env = dict(os.environ, TORCH_EXTENSIONS_DIR=ext_dir, CUDA_VISIBLE_DEVICES="",
+               TORCH_CUDA_ARCH_LIST=os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0"))
     p, wall = sh([python, os.path.join(HERE, "baseline_build.py"), cand], env=env)
     return {"candidate": os.path.basename(cand), "ok": p.returncode == 0, "seconds": wall,
             "error": p.stderr[-400:] if p.returncode else ""}
