@@ -4,7 +4,8 @@ Reads one request frame from the fd in KZ_PROTOCOL_FD, dispatches it, writes exa
 one `result` frame, flushes stdout/stderr and exits 0 at once (no interpreter teardown,
 which could touch a broken CUDA context). Malformed requests, an unknown `op` or
 `protocol` get `{"ok": false, "error": {"kind": "protocol"}}`; an unexpected exception
-of the worker gets an error of kind `worker_internal`.
+of the worker gets an error of kind `worker_internal`. Ops are imported lazily: `screen`
+must not import torch (it is the fast path).
 """
 
 import contextlib
@@ -14,7 +15,7 @@ import sys
 from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
 
-OPS = ("extract", "build", "run")
+OPS = ("extract", "build", "run", "screen")
 
 
 def _protocol_error(message: str) -> dict:
@@ -43,6 +44,9 @@ def handle(request: dict, channel: Channel) -> dict:
         if op == "build":
             from .build import build_op
             return build_op(request)
+        if op == "screen":
+            from .screen import screen_op
+            return screen_op(request)
         from .run import run_op
         return run_op(request, channel)
     except ProtocolError as exc:

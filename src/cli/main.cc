@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/screen_command.h"
 #include "cli/verify_command.h"
 #include "util/log.h"
 #include "verify/status.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Only print results");
   app.add_flag("--debug", debug, "Verbose logs on stderr");
   auto verify = kz::cli::AddVerifyCommand(app, argv[0]);
+  auto screen = kz::cli::AddScreenCommand(app, argv[0]);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   kz::util::SetLogLevel(quiet ? kz::util::LogLevel::kWarn : debug ? kz::util::LogLevel::kDebug
                                                                   : kz::util::LogLevel::kInfo);
   try {
+    if (app.got_subcommand("screen")) return screen->Run();
     return verify->Run();
   } catch (const std::exception& e) {
     std::cerr << "kz: internal error: " << e.what() << "\n";
