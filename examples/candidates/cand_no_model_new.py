@@ -1,15 +1,30 @@
-"""Bad candidate: defines only `class Model` (a copy of the reference), no `ModelNew`.
-
-Expected (with tasks/relu.py): compile_error on a GPU and on a CPU host
-(worker error kind "missing_model_new").
+"""Bad candidate for tasks/relu.py: a Triton ReLU, but the class is named `ReluNew`,
+not `ModelNew`. Expected: compile_error on a GPU and on a CPU host (no ModelNew).
 """
 import torch
 import torch.nn as nn
+import triton
+import triton.language as tl
 
 
-class Model(nn.Module):
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+def relu(x):
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+    return y
+
+
+class ReluNew(nn.Module):  # BUG: must be named ModelNew
     def __init__(self):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(x)
+        return relu(x)

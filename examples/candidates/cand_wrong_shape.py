@@ -1,9 +1,25 @@
-"""Bad candidate for tasks/relu.py: drops the last column, returning shape (16, 1023).
-
-Expected: incorrect on a GPU and on a CPU host (output shape mismatch).
+"""Bad candidate for tasks/relu.py: a correct Triton ReLU, but the last column is
+dropped from the result. Expected: incorrect on a GPU and on a CPU host (shape mismatch).
 """
 import torch
 import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+def relu(x):
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+    return y
 
 
 class ModelNew(nn.Module):
@@ -11,4 +27,4 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(x)[:, :-1]  # BUG: wrong shape
+        return relu(x)[:, :-1]  # BUG: wrong shape

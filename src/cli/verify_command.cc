@@ -53,6 +53,9 @@ class VerifyCommandImpl : public VerifyCommand {
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
     c->add_option("--arch", o_.arch_list, "CUDA arch to build for (default: the GPU's, else 9.0)");
+    c->add_option("--policy", o_.policy, "Integrity policy: strict (default) or kernelbench")
+        ->check(CLI::IsMember({"strict", "kernelbench"}));
+    c->add_flag("--no-screen", no_screen_, "Skip the static screen (integrity rules)");
     c->add_flag("--plain-build", plain_build_, "Build extensions exactly as load_inline does (no PCH, full headers)");
     cmd_ = c;
   }
@@ -119,6 +122,7 @@ class VerifyCommandImpl : public VerifyCommand {
     o_.rel_l2 = rel_l2_;
     o_.timing = !no_timing_;
     o_.accelerate_builds = !plain_build_;
+    o_.screen = !no_screen_;
     if (o_.cache_dir.empty()) o_.cache_dir = DefaultCacheDir();
     if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
   }
@@ -133,7 +137,7 @@ class VerifyCommandImpl : public VerifyCommand {
   std::string ref_, candidate_, manifest_, backend_;
   std::optional<int> device_;
   std::optional<double> atol_, rtol_, rel_l2_;
-  bool json_ = false, no_timing_ = false, plain_build_ = false;
+  bool json_ = false, no_timing_ = false, plain_build_ = false, no_screen_ = false;
   verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
 };
 }  // namespace

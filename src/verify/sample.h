@@ -29,7 +29,9 @@ struct VerifyOptions {
   uint64_t max_host_mem_mib = 32768;   // per child process group
   std::string cache_dir;               // compiled-extension cache
   int jobs = 1;                        // builds at once
-  bool accelerate_builds = true;       // PCH + lighter headers (docs/compile-farm.md)
+  bool accelerate_builds = true;
+  std::string policy = "strict";       // integrity policy: strict | kernelbench
+  bool screen = true;                  // run the static screen first       // PCH + lighter headers (docs/compile-farm.md)
   std::string arch_list;               // "" = the GPU's capability, else 9.0
 };
 

@@ -49,10 +49,62 @@ void Verifier::Prepare(const Sample& sample, Work& w) const {
   w.backend = sample.backend.empty() ? DetectBackend(cand) : sample.backend;
   w.candidate_text = cand;
   w.verdict = NewVerdict(sample, w.backend, task, cand);
+  w.verdict["policy"] = options_.screen ? options_.policy : "none";
   if (!ok_task || !ok_cand) {
     SetOutcome(w.verdict, ok_task ? Status::kCompileError : Status::kInvalidTask,
                "cannot read " + err, "unreadable_file");
     w.done = true;
+  }
+}
+
+namespace {
+// "rule at line N: message; ..." for the screen's reject findings, and whether any of them
+// is more than a Python syntax error (which the load stage reports as compile_error).
+std::pair<std::string, bool> Rejections(const json& screen) {
+  std::string text;
+  bool integrity = false;
+  for (const auto& f : screen.value("findings", json::array())) {
+    if (f.value("severity", "") != "reject") continue;
+    if (f.value("rule", "") != "py.syntax") integrity = true;
+    if (!text.empty()) text += "; ";
+    text += f.value("rule", "?") + " at line " + std::to_string(f.value("line", 0)) + ": " +
+            f.value("message", "");
+  }
+  return {text, integrity};
+}
+}  // namespace
+
+void Verifier::ScreenAll(std::vector<Work>& work) const {
+  util::ProcessSet set;
+  std::map<util::ProcessSet::Id, Work*> running;
+  for (auto& w : work) {
+    if (w.done) continue;
+    worker::WorkerCall call;
+    call.request = {{"op", "screen"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
+                    {"backend", w.backend}, {"policy", options_.policy}};
+    call.wall_limit_s = 60;
+    running[set.Start(worker::MakeWorkerSpec(worker_, call))] = &w;
+  }
+  while (set.running() > 0) {
+    for (auto& [id, proc] : set.WaitAny()) {
+      Work& w = *running[id];
+      auto reply = worker::ParseWorkerReply(std::move(proc));
+      if (!reply.result || !reply.result->value("ok", false) || !reply.result->contains("screen")) {
+        w.verdict["stages"]["screen"] = {{"status", "error"}};
+        SetOutcome(w.verdict, Status::kRuntimeError,
+                   "the static screen could not run: " + worker::DescribeEnd(reply.process), "screen_failed");
+        w.done = true;
+        continue;
+      }
+      json screen = (*reply.result)["screen"];
+      auto [text, integrity] = Rejections(screen);
+      screen["status"] = screen.value("verdict", "pass");
+      w.verdict["stages"]["screen"] = screen;
+      if (integrity) {
+        SetOutcome(w.verdict, Status::kRejected, "screen (" + options_.policy + "): " + text, "screen");
+        w.done = true;
+      }
+    }
   }
 }
 
@@ -206,6 +258,7 @@ std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples,
                                       const VerdictCallback& on_verdict) {
   std::vector<Work> work(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) Prepare(samples[i], work[i]);
+  if (options_.screen) ScreenAll(work);
   ExtractAll(work);
   CompileAll(work);
   std::vector<json> out;

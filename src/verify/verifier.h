@@ -31,6 +31,7 @@ class Verifier {
  private:
   struct Work;
   void Prepare(const Sample& sample, Work& w) const;
+  void ScreenAll(std::vector<Work>& work) const;
   void ExtractAll(std::vector<Work>& work) const;
   void CompileAll(std::vector<Work>& work) const;
   void Run(Work& w) const;

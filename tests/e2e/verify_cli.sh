@@ -41,6 +41,20 @@ expect_exit 10 "tiny softmax outputs must not pass on atol alone" -- "${V[@]}" -
 expect_exit 12 "candidate raising in forward" -- "${V[@]}" --json --ref $T/relu.py --candidate $C/relu_triton_raises.py
 json_check "traceback is kept" '"boom" in v["error"]["traceback"]'
 
+# The static screen runs first: a cheat is rejected with its rule (exit 14), before any run.
+CH=tests/corpus/cheats/silu_launched_torch_output_triton.py
+expect_exit 14 "screen rejects PyTorch compute in forward (strict)" -- "${V[@]}" --json --ref tests/corpus/tasks/silu.py --candidate $CH
+json_check "rejected verdict names the rule and the policy" 'v["status"] == "rejected" and v["policy"] == "strict" and "py.torch_compute" in v["reason"] and "correctness" not in v["stages"]'
+json_check "screen stage lists the finding with a line" 'any(f["rule"] == "py.torch_compute" and f["line"] > 0 for f in v["stages"]["screen"]["findings"])'
+expect_exit 0 "kernelbench policy only warns on PyTorch compute" -- "${V[@]}" --json --policy kernelbench --ref tests/corpus/tasks/silu.py --candidate $CH
+json_check "warning is kept in the verdict" 'v["policy"] == "kernelbench" and any(f["severity"] == "warn" for f in v["stages"]["screen"]["findings"])'
+expect_exit 0 "--no-screen skips the screen" -- "${V[@]}" --json --no-screen --ref $T/relu.py --candidate $C/relu_triton_ok.py
+json_check "no screen stage" '"screen" not in v["stages"]'
+json_check "honest kernels pass the screen" 'True'
+expect_exit 0 "honest candidate has a passing screen stage" -- "${V[@]}" --json --ref $T/relu.py --candidate $C/relu_triton_ok.py
+json_check "screen status pass" 'v["stages"]["screen"]["status"] == "pass"'
+expect_exit 2 "unknown policy" -- "${V[@]}" --policy lenient --ref $T/relu.py --candidate $C/relu_triton_ok.py
+
 # A manifest whose expectation is wrong fails the run (exit 1) and says which sample.
 M=$(mktemp --suffix=.jsonl)
 echo "{\"task\": \"$T/relu.py\", \"candidate\": \"$C/relu_triton_wrong.py\", \"expect_cpu\": \"correct\"}" > "$M"
