@@ -130,17 +130,25 @@ def run_trial(t: int, task, reference, candidate, device, options) -> tuple[dict
     output). Raises Failure when the task or the candidate raises."""
     seed = options.seed + t
     inputs = make_inputs(task, seed, device)
+    cand_inputs = clone(inputs)
+    # Even trials run the candidate first: no reference output exists yet for it to find
+    # (frame walking) or to inherit through freed memory. Odd trials run the reference first.
+    candidate_first = t % 2 == 0
+    if candidate_first:
+        seed_all(seed)
+        cand_output = call_candidate(candidate, cand_inputs, device)
     seed_all(seed)
     ref_output = call_reference(reference, clone(inputs), device)
-    cand_inputs = clone(inputs)
-    seed_all(seed)
-    cand_output = call_candidate(candidate, cand_inputs, device)
+    if not candidate_first:
+        seed_all(seed)
+        cand_output = call_candidate(candidate, cand_inputs, device)
     outputs, failure = _compare(t, ref_output, cand_output, options)
     changed = modified_input(inputs, cand_inputs)
     if failure is None and changed is not None:
         failure = f"trial {t}: candidate modified input {changed}"
     first = next(leaf for leaf in flatten(ref_output) if isinstance(leaf, torch.Tensor))
     trial = {"seed": seed, "pass": failure is None, "outputs": outputs,
+             "order": "candidate_first" if candidate_first else "reference_first",
              "inputs_modified": changed is not None, "failure": failure}
     return trial, tolerance(first.dtype, options)
 
