@@ -13,6 +13,7 @@ import random
 
 import torch
 
+from . import dataflow
 from .compare import compare_outputs, flatten, tolerance
 from .failure import Failure, candidate_failure, describe, is_cuda_error
 
@@ -125,9 +126,20 @@ def _compare(t: int, ref_output, cand_output, options):
         return [], f"trial {t}: outputs cannot be compared: {describe(exc)}"
 
 
-def run_trial(t: int, task, reference, candidate, device, options) -> tuple[dict, dict]:
+def _check_dataflow(t, cand_output, cand_inputs, ref_output, ref_inputs, earlier):
+    """Raise a `rejected` Failure naming the dataflow rule a candidate output breaks."""
+    may_alias = dataflow.aliases_input(ref_output, ref_inputs)
+    problem = dataflow.check(cand_output, cand_inputs, earlier, may_alias)
+    if problem:
+        rule, message = problem
+        raise Failure("rejected", "dataflow", f"{rule}: trial {t}: {message}")
+
+
+def run_trial(t: int, task, reference, candidate, device, options, earlier=()) -> tuple:
     """Run trial `t`; return (its entry of `trials`, the tolerance of its first tensor
-    output). Raises Failure when the task or the candidate raises."""
+    output, the candidate's output). `earlier` are storage spans of outputs of earlier
+    calls, still alive. Raises Failure when the task or the candidate raises, and a
+    `rejected` Failure on a dataflow problem (module `dataflow`)."""
     seed = options.seed + t
     inputs = make_inputs(task, seed, device)
     cand_inputs = clone(inputs)
@@ -138,7 +150,8 @@ def run_trial(t: int, task, reference, candidate, device, options) -> tuple[dict
         seed_all(seed)
         cand_output = call_candidate(candidate, cand_inputs, device)
     seed_all(seed)
-    ref_output = call_reference(reference, clone(inputs), device)
+    ref_inputs = clone(inputs)
+    ref_output = call_reference(reference, ref_inputs, device)
     if not candidate_first:
         seed_all(seed)
         cand_output = call_candidate(candidate, cand_inputs, device)
@@ -146,11 +159,13 @@ def run_trial(t: int, task, reference, candidate, device, options) -> tuple[dict
     changed = modified_input(inputs, cand_inputs)
     if failure is None and changed is not None:
         failure = f"trial {t}: candidate modified input {changed}"
+    if failure is None:  # right values, inputs untouched: now how the output was made
+        _check_dataflow(t, cand_output, cand_inputs, ref_output, ref_inputs, list(earlier))
     first = next(leaf for leaf in flatten(ref_output) if isinstance(leaf, torch.Tensor))
     trial = {"seed": seed, "pass": failure is None, "outputs": outputs,
              "order": "candidate_first" if candidate_first else "reference_first",
              "inputs_modified": changed is not None, "failure": failure}
-    return trial, tolerance(first.dtype, options)
+    return trial, tolerance(first.dtype, options), cand_output
 
 
 def run_trials(task, reference, candidate, device, options):
@@ -162,9 +177,11 @@ def run_trials(task, reference, candidate, device, options):
     """
     stage = {"status": "pass", "trials_run": 0, "trials_passed": 0, "tolerance": None,
              "trials": []}
+    kept = None  # the previous trial's candidate output, alive for the aliasing check
     for t in range(options.trials):
         try:
-            trial, tol = run_trial(t, task, reference, candidate, device, options)
+            earlier = dataflow.spans(kept) if kept is not None else []
+            trial, tol, kept = run_trial(t, task, reference, candidate, device, options, earlier)
         except Failure as failure:
             stage["status"] = "error"
             return stage, failure

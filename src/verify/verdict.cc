@@ -80,7 +80,7 @@ void ApplyRunReply(json& v, const worker::WorkerReply& reply) {
   }
   const json& r = *reply.result;
   auto status = ParseStatus(r.value("status", ""));
-  if (!status || *status == Status::kTimeout || *status == Status::kRejected) {
+  if (!status || *status == Status::kTimeout) {
     SetOutcome(v, Status::kRuntimeError, "the worker returned an invalid status", "worker_internal");
     return;
   }

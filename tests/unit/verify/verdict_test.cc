@@ -45,6 +45,16 @@ TEST(Verdict, DeadlineIsTimeoutEvenIfAResultArrived) {
   EXPECT_EQ(v["status"], "timeout");
 }
 
+TEST(Verdict, ChildMayRejectOnDataflow) {
+  json v = Fresh();
+  worker::WorkerReply r;
+  r.process.end = util::ProcessEnd::kExited;
+  r.result = json{{"type", "result"}, {"status", "rejected"},
+                  {"reason", "dataflow.aliasing: trial 0: output 0 shares memory with input 0"}};
+  ApplyRunReply(v, r);
+  EXPECT_EQ(v["status"], "rejected");
+}
+
 TEST(Verdict, ChildResultIsTakenButMayNotClaimSupervisorStatuses) {
   json v = Fresh();
   worker::WorkerReply r;
