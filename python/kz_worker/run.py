@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from . import correctness, inline, loader, params
+from . import correctness, extra_checks, inline, loader, params
 from .failure import Failure, candidate_failure, describe, traceback_tail
 from .options import parse_run_request
 from .timed import measure
@@ -80,7 +80,13 @@ class _Run:
             raise failure
         if data["status"] == "fail":
             raise Failure("incorrect", None, correctness.first_failure(data))
-        return self.time(task, reference, candidate, data["trials_run"])
+        trials = data["trials_run"]
+        data, failure_message = extra_checks.run(task, reference, candidate, self.device,
+                                                 self.options)
+        self.stage("extra_checks", data)
+        if failure_message:
+            raise Failure("incorrect", None, failure_message)
+        return self.time(task, reference, candidate, trials)
 
     def setup_device(self) -> None:
         """not_run without a GPU for device cuda; else memory fraction, no TF32."""

@@ -22,7 +22,7 @@ def test_correct_candidate_runs_every_stage(channel):
     result = run(channel, "task_relu", "cand_relu_ok")
     assert result["status"] == "correct", result["reason"]
     assert result["error"] is None
-    assert stages_sent(channel) == ["load", "parameters", "correctness", "timing"]
+    assert stages_sent(channel) == ["load", "parameters", "correctness", "extra_checks", "timing"]
     corr = result["stages"]["correctness"]
     assert corr["status"] == "pass" and corr["trials_run"] == 3 and corr["trials_passed"] == 3
     assert [t["seed"] for t in corr["trials"]] == [42, 43, 44]

@@ -114,6 +114,10 @@ void FinishChecks(json& v, bool on_gpu) {
     if (st.contains("timing") && st["timing"].contains("reason")) why = st["timing"]["reason"];
     nc.push_back("timing: " + why);
   }
+  json flags = json::array();
+  if (st.contains("extra_checks") && st["extra_checks"].value("weak_task", json()).is_string())
+    flags.push_back("weak_task: " + st["extra_checks"]["weak_task"].get<std::string>());
+  v["flags"] = flags;
   if (!on_gpu && !cuda && c["ran"].get<bool>())
     nc.push_back("gpu execution: the Triton kernel ran under TRITON_INTERPRET=1 on the CPU");
 }

@@ -70,6 +70,14 @@ TEST(Verdict, ChildResultIsTakenButMayNotClaimSupervisorStatuses) {
   EXPECT_EQ(v2["status"], "runtime_error");
 }
 
+TEST(Verdict, WeakTaskBecomesAFlag) {
+  json v = Fresh("triton");
+  v["stages"]["extra_checks"] = {{"status", "pass"}, {"weak_task", "reference output 0 is near zero"}};
+  FinishChecks(v, true);
+  ASSERT_EQ(v["flags"].size(), 1u);
+  EXPECT_EQ(v["flags"][0], "weak_task: reference output 0 is near zero");
+}
+
 TEST(Verdict, FinishChecksSaysWhatWasNotChecked) {
   json v = Fresh("cuda");
   v["stages"]["compile"] = {{"status", "ok"}};

@@ -1,0 +1,85 @@
+"""Checks beyond the task's own inputs, run after the normal trials pass
+(docs/verdict.md, `stages.extra_checks`).
+
+- `signed_inputs`: when every floating input `get_inputs()` draws is non-negative, two more
+  trials run with each floating input multiplied by random signs (seeded). Kernels that
+  only work for positive values (a ReLU that returns x, a log trick) fail here. Skipped,
+  with the reason, when the reference itself is not finite on signed inputs.
+- `weak_task`: a flag, not a failure: the reference output of trial 0 is near-constant or
+  near zero, so matching it says little (an all-zeros output would pass).
+"""
+
+import torch
+
+from .compare import compare_outputs, flatten
+from .correctness import call_candidate, call_reference, clone, make_inputs, seed_all
+
+SIGNED_TRIALS = 2
+
+
+def _floats(values) -> list:
+    return [v for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()]
+
+
+def _signed(inputs: list, seed: int) -> list:
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for v in inputs:
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            signs = torch.randint(0, 2, v.shape, generator=gen).to(v.device, v.dtype) * 2 - 1
+            v = v * signs
+        out.append(v)
+    return out
+
+
+def _finite(output) -> bool:
+    return all(bool(torch.isfinite(t).all()) for t in flatten(output)
+               if isinstance(t, torch.Tensor) and t.is_floating_point())
+
+
+def signed_inputs(task, reference, candidate, device, options) -> tuple[dict, str | None]:
+    """Run the signed-input trials; return (check entry, failure message or None)."""
+    base = make_inputs(task, options.seed, device)
+    floats = _floats(base)
+    if not floats or any(bool((t < 0).any()) for t in floats):
+        return {"check": "signed_inputs", "ran": False,
+                "reason": "get_inputs already draws negative values" if floats else "no floating inputs"}, None
+    for k in range(SIGNED_TRIALS):
+        seed = options.seed + 1000 + k
+        inputs = _signed(make_inputs(task, seed, device), seed)
+        seed_all(seed)
+        ref = call_reference(reference, clone(inputs), device)
+        if not _finite(ref):
+            return {"check": "signed_inputs", "ran": False,
+                    "reason": "the reference is not finite on signed inputs"}, None
+        seed_all(seed)
+        out = call_candidate(candidate, clone(inputs), device)
+        _, failure = compare_outputs(k, ref, out, options)
+        if failure:
+            return ({"check": "signed_inputs", "ran": True, "pass": False},
+                    f"signed inputs (get_inputs draws only non-negative values): {failure}")
+    return {"check": "signed_inputs", "ran": True, "pass": True, "trials": SIGNED_TRIALS}, None
+
+
+def weak_task(reference_output) -> str | None:
+    """Why the reference output is too weak to judge by, or None."""
+    tensors = [t.detach().double() for t in flatten(reference_output)
+               if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1]
+    for i, t in enumerate(tensors):
+        scale = float(t.abs().max())
+        if scale < 1e-6:
+            return f"reference output {i} is near zero (max |x| = {scale:.3g})"
+        if float(t.max() - t.min()) <= 1e-6 * scale:
+            return f"reference output {i} is near-constant ({float(t.mean()):.6g})"
+    return None
+
+
+def run(task, reference, candidate, device, options) -> tuple[dict, str | None]:
+    """The `extra_checks` stage object and the first failure message (or None)."""
+    seed_all(options.seed)
+    ref0 = call_reference(reference, make_inputs(task, options.seed, device), device)
+    weak = weak_task(ref0)
+    entry, failure = signed_inputs(task, reference, candidate, device, options)
+    data = {"status": "fail" if failure else "pass", "checks": [entry],
+            "weak_task": weak}
+    return data, failure
