@@ -5,6 +5,11 @@
   trials run with each floating input multiplied by random signs (seeded). Kernels that
   only work for positive values (a ReLU that returns x, a log trick) fail here. Skipped,
   with the reason, when the reference itself is not finite on signed inputs.
+- `perturbed_sizes`: module-level integer size constants of the task that are multiples of
+  8 are nudged down by 3 (1024 -> 1021), both models are rebuilt from the new init inputs
+  (the reference's parameters copied in again) and one trial compares them: kernels that
+  hard-code the shape or drop the tail fail. Skipped when the task has no such constants
+  or the reference does not accept the new sizes.
 - `weak_task`: a flag, not a failure: the reference output of trial 0 is near-constant or
   near zero, so matching it says little (an all-zeros output would pass).
 """
@@ -61,6 +66,44 @@ def signed_inputs(task, reference, candidate, device, options) -> tuple[dict, st
     return {"check": "signed_inputs", "ran": True, "pass": True, "trials": SIGNED_TRIALS}, None
 
 
+def _size_constants(task) -> dict:
+    return {name: value for name, value in vars(task).items()
+            if not name.startswith("_") and type(value) is int and value >= 8 and value % 8 == 0}
+
+
+def _rebuild(task, model_class, device):
+    from .params import match_parameters
+    init = list(task.get_init_inputs())
+    ref = task.Model(*init).to(device)
+    cand = model_class(*init).to(device)
+    match_parameters(ref, cand)
+    return ref, cand
+
+
+def perturbed_sizes(task, model_class, device, options) -> tuple[dict, str | None]:
+    """Run one trial with the task's size constants nudged off multiples of 8."""
+    sizes = _size_constants(task)
+    if not sizes:
+        return {"check": "perturbed_sizes", "ran": False, "reason": "no size constants"}, None
+    nudged = {k: v - 3 for k, v in sizes.items()}
+    try:
+        vars(task).update(nudged)
+        seed_all(options.seed)
+        try:
+            ref_model, cand_model = _rebuild(task, model_class, device)
+            inputs = make_inputs(task, options.seed + 2000, device)
+            ref = call_reference(ref_model, clone(inputs), device)
+        except Exception as exc:  # the task does not allow these sizes
+            return {"check": "perturbed_sizes", "ran": False,
+                    "reason": f"the reference does not accept {nudged}: {type(exc).__name__}"}, None
+        out = call_candidate(cand_model, clone(inputs), device)
+        _, failure = compare_outputs(0, ref, out, options)
+    finally:
+        vars(task).update(sizes)
+    entry = {"check": "perturbed_sizes", "ran": True, "pass": failure is None, "sizes": nudged}
+    return entry, (f"perturbed sizes {nudged}: {failure}" if failure else None)
+
+
 def weak_task(reference_output) -> str | None:
     """Why the reference output is too weak to judge by, or None."""
     tensors = [t.detach().double() for t in flatten(reference_output)
@@ -80,6 +123,9 @@ def run(task, reference, candidate, device, options) -> tuple[dict, str | None]:
     ref0 = call_reference(reference, make_inputs(task, options.seed, device), device)
     weak = weak_task(ref0)
     entry, failure = signed_inputs(task, reference, candidate, device, options)
-    data = {"status": "fail" if failure else "pass", "checks": [entry],
-            "weak_task": weak}
+    checks = [entry]
+    if failure is None:
+        entry, failure = perturbed_sizes(task, type(candidate), device, options)
+        checks.append(entry)
+    data = {"status": "fail" if failure else "pass", "checks": checks, "weak_task": weak}
     return data, failure

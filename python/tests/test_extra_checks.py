@@ -66,3 +66,58 @@ def test_weak_task_flags_near_zero_and_near_constant_references():
     assert "near zero" in extra_checks.weak_task(torch.zeros(10))
     assert "near-constant" in extra_checks.weak_task(torch.full((10,), 3.0))
     assert extra_checks.weak_task(torch.randn(10)) is None
+
+
+TASK_SOURCE = '''
+import torch
+batch, dim = 16, 1024
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [torch.randn(batch, dim)]
+def get_init_inputs():
+    return []
+'''
+
+
+def module_from(source: str):
+    import types
+    mod = types.ModuleType("kz_test_task")
+    exec(compile(source, "kz_test_task", "exec"), mod.__dict__)
+    return mod
+
+
+class HardCoded(torch.nn.Module):
+    """Right only for the task's own shape: processes a fixed 16 x 1024 block."""
+
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        y[:16, :1024] = torch.relu(x[:16, :1024])
+        y.view(-1)[-1] = 0.0 if x.shape == (16, 1024) else 12345.0
+        return y
+
+
+def test_hard_coded_kernel_fails_on_perturbed_sizes():
+    task = module_from(TASK_SOURCE)
+    entry, failure = extra_checks.perturbed_sizes(task, HardCoded, CPU, OPTIONS)
+    assert entry["ran"] and not entry["pass"]
+    assert entry["sizes"] == {"batch": 13, "dim": 1021}
+    assert "perturbed sizes" in failure
+    assert (task.batch, task.dim) == (16, 1024), "the task's constants are restored"
+
+
+def test_general_kernel_passes_perturbed_sizes():
+    entry, failure = extra_checks.perturbed_sizes(module_from(TASK_SOURCE), Relu, CPU, OPTIONS)
+    assert failure is None and entry["pass"] is True
+
+
+def test_perturbed_sizes_skipped_when_the_task_does_not_allow_them():
+    strict = TASK_SOURCE.replace("return torch.relu(x)", "assert x.shape[1] % 8 == 0\n        return torch.relu(x)")
+    entry, failure = extra_checks.perturbed_sizes(module_from(strict), Relu, CPU, OPTIONS)
+    assert failure is None and entry["ran"] is False and "does not accept" in entry["reason"]
+
+
+def test_no_size_constants_means_not_run():
+    entry, failure = extra_checks.perturbed_sizes(PositiveTask, Relu, CPU, OPTIONS)
+    assert failure is None and entry["ran"] is False
