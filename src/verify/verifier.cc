@@ -108,6 +108,22 @@ void Verifier::ScreenAll(std::vector<Work>& work) const {
   }
 }
 
+namespace {
+// Folds a failed extraction into the verdict: a Python load error, a timeout or a crash.
+void ApplyExtractFailure(json& verdict, const worker::WorkerReply& reply) {
+  if (!reply.result) {
+    bool timed_out = reply.process.end == util::ProcessEnd::kTimedOut;
+    SetOutcome(verdict, timed_out ? Status::kTimeout : Status::kCompileError,
+               "importing the candidate " + worker::DescribeEnd(reply.process), "import_crash");
+    return;
+  }
+  const json& e = reply.result->value("error", json::object());
+  SetOutcome(verdict, Status::kCompileError, e.value("message", "candidate failed to load"),
+             e.value("kind", "import_error"));
+  verdict["error"] = e;
+}
+}  // namespace
+
 void Verifier::ExtractAll(std::vector<Work>& work) const {
   bool any_cuda = std::any_of(work.begin(), work.end(), [](const Work& w) { return !w.done && w.backend == "cuda"; });
   if (!any_cuda) return;
@@ -115,17 +131,16 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
   // no extraction child: its calls come from the extraction cache.
   std::optional<json> env = worker::ProbeEnvironment(worker_);
   compile::ExtractCache extract_cache(cache_.root());
+  auto key = [&](const Work& w) { return compile::ExtractCache::Key(w.candidate_text, *env); };
   util::ProcessSet set;
   std::map<util::ProcessSet::Id, Work*> running;
   for (auto& w : work) {
     if (w.done || w.backend != "cuda") continue;
-    if (env) {
-      if (auto hit = extract_cache.Lookup(compile::ExtractCache::Key(w.candidate_text, *env))) {
-        w.calls = (*hit)["calls"];
-        w.build_env = hit->value("env", json::object());
-        w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "hit"}};
-        continue;
-      }
+    if (auto hit = env ? extract_cache.Lookup(key(w)) : std::nullopt) {
+      w.calls = (*hit)["calls"];
+      w.build_env = hit->value("env", json::object());
+      w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "hit"}};
+      continue;
     }
     worker::WorkerCall call;
     call.request = {{"op", "extract"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)}};
@@ -138,28 +153,17 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
     for (auto& [id, proc] : set.WaitAny()) {
       Work& w = *running[id];
       auto reply = worker::ParseWorkerReply(std::move(proc));
-      if (reply.result && reply.result->value("ok", false)) {
-        w.calls = reply.result->value("calls", json::array());
-        w.build_env = reply.result->value("env", json::object());
-        w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "miss"},
-                                          {"seconds", reply.process.wall_s}};
-        std::string err;
-        if (env && w.build_env.value("torch", "") == env->value("torch", ""))
-          extract_cache.Store(compile::ExtractCache::Key(w.candidate_text, *env),
-                              {{"calls", w.calls}, {"env", w.build_env}}, &err);
+      if (!reply.result || !reply.result->value("ok", false)) {
+        w.done = true;
+        ApplyExtractFailure(w.verdict, reply);
         continue;
       }
-      w.done = true;
-      if (!reply.result) {
-        bool timed_out = reply.process.end == util::ProcessEnd::kTimedOut;
-        SetOutcome(w.verdict, timed_out ? Status::kTimeout : Status::kCompileError,
-                   "importing the candidate " + worker::DescribeEnd(reply.process), "import_crash");
-        continue;
-      }
-      const json& e = reply.result->value("error", json::object());
-      SetOutcome(w.verdict, Status::kCompileError, e.value("message", "candidate failed to load"),
-                 e.value("kind", "import_error"));
-      w.verdict["error"] = e;
+      w.calls = reply.result->value("calls", json::array());
+      w.build_env = reply.result->value("env", json::object());
+      w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "miss"}, {"seconds", reply.process.wall_s}};
+      std::string err;  // a failed store only costs a later re-extraction
+      if (env && w.build_env.value("torch", "") == env->value("torch", ""))
+        extract_cache.Store(key(w), {{"calls", w.calls}, {"env", w.build_env}}, &err);
     }
   }
 }
@@ -195,27 +199,26 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
                       (r.ok ? (r.cache_hit ? "cache hit" : "built") : "failed (" + r.error_kind + ")") +
                       " in " + std::to_string(r.seconds).substr(0, 5) + " s");
       });
-  for (size_t i = 0; i < results.size(); ++i) {
-    Work& w = *owner[i].first;
-    const auto& r = results[i];
-    json& stage = w.verdict["stages"]["compile"];
-    if (!stage.is_object()) stage = {{"status", "ok"}, {"libraries", json::array()}};
-    stage["libraries"].push_back({{"name", r.name}, {"digest", r.digest}, {"key", r.key},
-                                  {"cache", r.cache_hit ? "hit" : "miss"}, {"seconds", r.seconds},
-                                  {"ok", r.ok}, {"build", r.build}});
-    if (r.ok) {
-      w.prebuilt.push_back({{"digest", r.digest}, {"name", r.name}, {"library", r.library}});
-      continue;
-    }
-    stage["status"] = "error";
-    stage["diagnostics"] = r.diagnostics;
-    if (!w.done) {
-      Status s = r.error_kind == "timeout" ? Status::kTimeout : Status::kCompileError;
-      SetOutcome(w.verdict, s, "building extension '" + r.name + "' failed (" + r.error_kind + ")",
-                 r.error_kind, r.diagnostics);
-      w.done = true;
-    }
+  for (size_t i = 0; i < results.size(); ++i) ApplyBuild(*owner[i].first, results[i]);
+}
+
+void Verifier::ApplyBuild(Work& w, const compile::BuildResult& r) const {
+  json& stage = w.verdict["stages"]["compile"];
+  if (!stage.is_object()) stage = {{"status", "ok"}, {"libraries", json::array()}};
+  stage["libraries"].push_back({{"name", r.name}, {"digest", r.digest}, {"key", r.key},
+                                {"cache", r.cache_hit ? "hit" : "miss"}, {"seconds", r.seconds},
+                                {"ok", r.ok}, {"build", r.build}});
+  if (r.ok) {
+    w.prebuilt.push_back({{"digest", r.digest}, {"name", r.name}, {"library", r.library}});
+    return;
   }
+  stage["status"] = "error";
+  stage["diagnostics"] = r.diagnostics;
+  if (w.done) return;
+  Status s = r.error_kind == "timeout" ? Status::kTimeout : Status::kCompileError;
+  SetOutcome(w.verdict, s, "building extension '" + r.name + "' failed (" + r.error_kind + ")",
+             r.error_kind, r.diagnostics);
+  w.done = true;
 }
 
 json Verifier::RunOptions() const {

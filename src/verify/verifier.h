@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/builder.h"
 #include "compile/cache.h"
 #include "verify/device.h"
 #include "verify/sample.h"
@@ -34,6 +35,7 @@ class Verifier {
   void ScreenAll(std::vector<Work>& work) const;
   void ExtractAll(std::vector<Work>& work) const;
   void CompileAll(std::vector<Work>& work) const;
+  void ApplyBuild(Work& w, const compile::BuildResult& r) const;
   void Run(Work& w) const;
   nlohmann::json RunOptions() const;
 
