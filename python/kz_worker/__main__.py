@@ -63,6 +63,8 @@ def main() -> None:
     channel = Channel.from_env()
     try:
         request = channel.read()
+        token = request.pop("token", None)
+        channel.token = token if isinstance(token, str) else None
     except ProtocolError as exc:
         request, result = {}, _protocol_error(str(exc))
     else:

@@ -5,9 +5,11 @@ UTF-8 JSON holding one object (docs/worker-protocol.md, "Framing"). Non-finite f
 are not valid JSON, so they are sent as null.
 """
 
+import fcntl
 import json
 import math
 import os
+import secrets
 import struct
 
 PROTOCOL_VERSION = 1
@@ -54,14 +56,18 @@ class Channel:
 
     def __init__(self, fd: int):
         self.fd = fd
+        self.token = None  # the session token of the request; echoed in every frame
 
     @classmethod
     def from_env(cls) -> "Channel":
-        """Open the channel named by KZ_PROTOCOL_FD; the fd is made non-inheritable so
-        that compilers and other subprocesses of the candidate never hold it."""
-        fd = int(os.environ[FD_ENV])
-        os.set_inheritable(fd, False)
-        return cls(fd)
+        """Open the channel named by KZ_PROTOCOL_FD, then hide it from candidate code:
+        the variable is removed from the environment and the socket moved from fd 3 to a
+        random high, close-on-exec descriptor (so compilers and other subprocesses never
+        hold it, and a candidate writing to fd 3 reaches nothing of ours)."""
+        fd = int(os.environ.pop(FD_ENV))
+        hidden = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, secrets.randbelow(700) + 200)
+        os.close(fd)
+        return cls(hidden)
 
     def read(self) -> dict:
         """Read one frame and return its JSON object; raises ProtocolError."""
@@ -77,7 +83,10 @@ class Channel:
         return obj
 
     def write(self, obj: dict) -> None:
-        """Write one frame, completely (retrying partial writes)."""
+        """Write one frame, completely (retrying partial writes). Every frame carries the
+        request's session token: the supervisor drops frames without it."""
+        if self.token is not None:
+            obj = {**obj, "token": self.token}
         view = memoryview(encode_frame(obj))
         while view:
             view = view[os.write(self.fd, view):]

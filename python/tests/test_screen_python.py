@@ -232,3 +232,18 @@ def test_result_shape():
 def test_no_missing_model_new_crash():
     result = screen_source("import triton\n@triton.jit\ndef k():\n    pass\n", "triton", "strict")
     assert result["verdict"] == "pass" and result["notes"]
+
+
+def test_raw_fd_writes_are_rejected():
+    """A candidate forging a result frame on the verifier's channel (os.write to an fd)."""
+    src = (
+        "import os, struct, json\nimport torch.nn as nn\nimport triton\n"
+        "@triton.jit\ndef k(x):\n    pass\n"
+        "class ModelNew(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        os.write(3, b'x')\n"
+        "        return x\n")
+    from kz_worker.screen import screen_source
+    result = screen_source(src, "triton", "strict")
+    assert result["verdict"] == "reject"
+    assert "py.raw_io" in {f["rule"] for f in result["findings"]}

@@ -55,9 +55,11 @@ def test_crash_leaves_the_events_sent_so_far():
     assert all(f["type"] == "event" for f in frames)
 
 
-def test_protocol_fd_is_not_inherited_by_subprocesses():
+def test_protocol_channel_is_hidden_from_candidate_code():
     frames, _, stdout, _ = spawn_worker(run_request("task_relu", "cand_fd_probe"))
     assert result_of(frames)["status"] == "correct"
+    assert "PROBE env hidden" in stdout
+    assert "PROBE fd3 closed" in stdout
     assert "PROBE fd closed" in stdout
 
 

@@ -15,6 +15,7 @@ struct Pending {
   size_t first_index;          // the call this build is for; others with the key share it
   std::string staging;
   std::chrono::steady_clock::time_point start;
+  std::string token;           // the build call's session token
 };
 
 worker::WorkerCall BuildCall(const nlohmann::json& call, const std::string& staging,
@@ -97,7 +98,7 @@ class BuildBatch {
       for (auto& [id, proc] : set_.WaitAny()) {
         Pending p = running_[id];
         running_.erase(id);
-        auto reply = worker::ParseWorkerReply(std::move(proc));
+        auto reply = worker::ParseWorkerReply(std::move(proc), p.token);
         size_t i = p.first_index;
         Complete(Finish(reply, p.staging, keys_[i], calls_[i], cache_), Since(p.start));
       }
@@ -145,7 +146,7 @@ class BuildBatch {
         continue;
       }
       auto call = BuildCall(calls_[i], staging, worker_, options_);
-      running_[set_.Start(worker::MakeWorkerSpec(worker_, call))] = {i, staging, std::chrono::steady_clock::now()};
+      running_[set_.Start(worker::MakeWorkerSpec(worker_, call))] = {i, staging, std::chrono::steady_clock::now(), call.token};
     }
   }
 

@@ -76,19 +76,20 @@ std::pair<std::string, bool> Rejections(const json& screen) {
 
 void Verifier::ScreenAll(std::vector<Work>& work) const {
   util::ProcessSet set;
-  std::map<util::ProcessSet::Id, Work*> running;
+  std::map<util::ProcessSet::Id, std::pair<Work*, std::string>> running;  // work, token
   for (auto& w : work) {
     if (w.done) continue;
     worker::WorkerCall call;
     call.request = {{"op", "screen"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
                     {"backend", w.backend}, {"policy", options_.policy}};
     call.wall_limit_s = 60;
-    running[set.Start(worker::MakeWorkerSpec(worker_, call))] = &w;
+    running[set.Start(worker::MakeWorkerSpec(worker_, call))] = {&w, call.token};
   }
   while (set.running() > 0) {
     for (auto& [id, proc] : set.WaitAny()) {
-      Work& w = *running[id];
-      auto reply = worker::ParseWorkerReply(std::move(proc));
+      auto [wp, token] = running[id];
+      Work& w = *wp;
+      auto reply = worker::ParseWorkerReply(std::move(proc), token);
       if (!reply.result || !reply.result->value("ok", false) || !reply.result->contains("screen")) {
         w.verdict["stages"]["screen"] = {{"status", "error"}};
         SetOutcome(w.verdict, Status::kRuntimeError,
@@ -133,7 +134,7 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
   compile::ExtractCache extract_cache(cache_.root());
   auto key = [&](const Work& w) { return compile::ExtractCache::Key(w.candidate_text, *env); };
   util::ProcessSet set;
-  std::map<util::ProcessSet::Id, Work*> running;
+  std::map<util::ProcessSet::Id, std::pair<Work*, std::string>> running;  // work, token
   for (auto& w : work) {
     if (w.done || w.backend != "cuda") continue;
     if (auto hit = env ? extract_cache.Lookup(key(w)) : std::nullopt) {
@@ -147,12 +148,13 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
     call.env = {{"CUDA_VISIBLE_DEVICES", ""}};
     call.wall_limit_s = options_.extract_timeout_s;
     call.max_rss_bytes = options_.max_host_mem_mib << 20;
-    running[set.Start(worker::MakeWorkerSpec(worker_, call))] = &w;
+    running[set.Start(worker::MakeWorkerSpec(worker_, call))] = {&w, call.token};
   }
   while (set.running() > 0) {
     for (auto& [id, proc] : set.WaitAny()) {
-      Work& w = *running[id];
-      auto reply = worker::ParseWorkerReply(std::move(proc));
+      auto [wp, token] = running[id];
+      Work& w = *wp;
+      auto reply = worker::ParseWorkerReply(std::move(proc), token);
       if (!reply.result || !reply.result->value("ok", false)) {
         w.done = true;
         ApplyExtractFailure(w.verdict, reply);

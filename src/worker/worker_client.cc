@@ -1,6 +1,8 @@
 #include "worker/worker_client.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <filesystem>
 
 #include "util/frame.h"
@@ -42,13 +44,21 @@ util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& c
   spec.channel = true;
   nlohmann::json req = call.request;
   req["protocol"] = kProtocolVersion;
+  req["token"] = call.token;
   spec.channel_input = util::EncodeFrame(req.dump());
   spec.wall_limit_s = call.wall_limit_s;
   spec.max_rss_bytes = call.max_rss_bytes;
   return spec;
 }
 
-WorkerReply ParseWorkerReply(util::ProcessResult process) {
+std::string NewSessionToken() {
+  std::random_device rd;
+  char out[33];
+  std::snprintf(out, sizeof out, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  return out;
+}
+
+WorkerReply ParseWorkerReply(util::ProcessResult process, const std::string& token) {
   WorkerReply reply;
   util::FrameDecoder decoder;
   decoder.Feed(process.channel_data.data(), process.channel_data.size());
@@ -59,6 +69,11 @@ WorkerReply ParseWorkerReply(util::ProcessResult process) {
       reply.protocol_error = "worker sent a frame that is not a JSON object";
       break;
     }
+    if (!j.contains("token") || !j["token"].is_string() || j["token"].get<std::string>() != token) {
+      reply.protocol_error = "dropped a frame without this call's session token (forged by candidate code?)";
+      continue;
+    }
+    j.erase("token");
     if (j.value("type", "") == "event") reply.events.push_back(std::move(j));
     else if (j.value("type", "") == "result") reply.result = std::move(j);
   }
@@ -70,7 +85,7 @@ WorkerReply ParseWorkerReply(util::ProcessResult process) {
 }
 
 WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call) {
-  return ParseWorkerReply(util::RunProcess(MakeWorkerSpec(config, call)));
+  return ParseWorkerReply(util::RunProcess(MakeWorkerSpec(config, call)), call.token);
 }
 
 std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config) {

@@ -26,8 +26,14 @@ struct WorkerConfig {
 // ($KZ_RUNTIME_LIB, else <exe>/../lib/libkz_runtime.so). `exe` is argv[0] resolved.
 WorkerConfig LocateWorker(const std::string& exe);
 
+// 128 random bits as hex: a per-call session token. The worker echoes it in every frame;
+// frames without it are dropped, so candidate code cannot forge a result by writing to
+// the channel unless it first finds the token (which the screen's rules make hard).
+std::string NewSessionToken();
+
 struct WorkerCall {
-  nlohmann::json request;                                   // "protocol" is added
+  nlohmann::json request;                                   // "protocol" and "token" are added
+  std::string token = NewSessionToken();
   std::vector<std::pair<std::string, std::string>> env;     // extra environment
   double wall_limit_s = 60;
   uint64_t max_rss_bytes = 0;
@@ -41,7 +47,8 @@ struct WorkerReply {
 };
 
 util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& call);
-WorkerReply ParseWorkerReply(util::ProcessResult process);
+// Frames whose "token" is not `token` are dropped and reported in protocol_error.
+WorkerReply ParseWorkerReply(util::ProcessResult process, const std::string& token);
 WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call);
 
 // The versions that key compiled extensions ({"torch", "cuda", "python"}), read by

@@ -21,6 +21,7 @@ inline worker::WorkerConfig FakeWorker(const std::string& body) {
       "n = struct.unpack('>I', os.read(fd, 4))[0]\n"
       "req = json.loads(os.read(fd, n))\n"
       "def send(obj):\n"
+      "    obj = dict(obj, token=req.get('token'))\n"
       "    b = json.dumps(obj).encode()\n"
       "    os.write(fd, struct.pack('>I', len(b)) + b)\n" + body + "\n";
   util::WriteFileAtomic(dir + "/kz_worker/__main__.py", main, &err);

@@ -24,6 +24,7 @@ RULES = {
     "py.reference_access": ("reject", "reject"),
     "py.env_write": ("reject", "reject"),
     "py.native_loader": ("reject", "reject"),
+    "py.raw_io": ("reject", "reject"),
     "py.global_cache": ("reject", "reject"),
     "cpp.aten_compute": ("reject", "warn"),
     "cpp.vendor_library": ("reject", "warn"),
