@@ -120,6 +120,7 @@ class BuildBatch {
       r.digest = calls_[i].value("digest", "");
       r.key = keys_[i];
       if (auto entry = cache_.Lookup(keys_[i], r.name)) {
+        cache_.Touch(keys_[i]);
         r.cache_hit = true;
         r.ok = entry->ok;
         r.library = entry->library;

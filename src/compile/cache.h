@@ -1,6 +1,7 @@
 // Content-addressed cache of built extensions. Safe for several processes at once: entries
 // are published by an atomic rename and never modified afterwards.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,18 @@ class ExtensionCache {
   // is the published library path ("" for an error entry).
   bool Publish(const std::string& staging, const std::string& key, const std::string& name,
                const nlohmann::json& meta, std::string* library, std::string* err) const;
+
+  // Marks an entry as just used (its meta.json mtime), for LRU eviction.
+  void Touch(const std::string& key) const;
+
+  struct EvictionReport {
+    uint64_t bytes_before = 0, bytes_after = 0;
+    int entries_removed = 0, staging_removed = 0;
+  };
+  // Removes least-recently-used entries until the entries of this format take at most
+  // `max_bytes`, and staging directories older than `stale_staging_s` (builds that were
+  // killed). Precompiled headers (<root>/pch) are not counted or removed.
+  EvictionReport Evict(uint64_t max_bytes, double stale_staging_s = 3600) const;
 
   const std::string& root() const { return root_; }
 

@@ -28,6 +28,7 @@ struct VerifyOptions {
   double extract_timeout_s = 120;
   uint64_t max_host_mem_mib = 32768;   // per child process group
   std::string cache_dir;               // compiled-extension cache
+  uint64_t cache_max_bytes = 20ull << 30;  // LRU bound of the extension entries
   int jobs = 1;                        // builds at once
   bool accelerate_builds = true;
   std::string policy = "strict";       // integrity policy: strict | kernelbench

@@ -202,6 +202,11 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
                       " in " + std::to_string(r.seconds).substr(0, 5) + " s");
       });
   for (size_t i = 0; i < results.size(); ++i) ApplyBuild(*owner[i].first, results[i]);
+  auto ev = cache_.Evict(options_.cache_max_bytes);
+  if (ev.entries_removed || ev.staging_removed)
+    util::LogInfo("cache: evicted " + std::to_string(ev.entries_removed) + " entries and " +
+                  std::to_string(ev.staging_removed) + " stale staging dirs; " +
+                  std::to_string(ev.bytes_after >> 20) + " MiB left");
 }
 
 void Verifier::ApplyBuild(Work& w, const compile::BuildResult& r) const {

@@ -102,6 +102,41 @@ TEST_F(CacheTest, CompileErrorsAreCachedWithTheirDiagnostics) {
   EXPECT_EQ(hit->diagnostics, "cuda.cu(3): error: y undefined");
 }
 
+TEST_F(CacheTest, EvictionRemovesLeastRecentlyUsedEntriesFirst) {
+  ExtensionCache c(root_);
+  std::string err, lib;
+  std::vector<std::string> keys;
+  for (const char* src : {"a", "b", "c"}) {
+    keys.push_back(ExtensionCache::Key(Call(src), Env()));
+    ASSERT_TRUE(c.Publish(Stage(c, std::string(1000, 'x')), keys.back(), "ext", {}, &lib, &err)) << err;
+  }
+  // Make "a" the oldest, then use it: "b" becomes the least recently used.
+  namespace fs = std::filesystem;
+  auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  for (const auto& k : keys)
+    fs::last_write_time(root_ + "/v1/" + k.substr(0, 2) + "/" + k + "/meta.json", old);
+  c.Touch(keys[0]);
+  fs::last_write_time(root_ + "/v1/" + keys[2].substr(0, 2) + "/" + keys[2] + "/meta.json",
+                      old + std::chrono::minutes(1));
+  auto report = c.Evict(2500);  // room for two entries of ~1 KB
+  EXPECT_EQ(report.entries_removed, 1);
+  EXPECT_LE(report.bytes_after, 2500u);
+  EXPECT_TRUE(c.Lookup(keys[0], "ext"));
+  EXPECT_FALSE(c.Lookup(keys[1], "ext")) << "the least recently used entry goes first";
+  EXPECT_TRUE(c.Lookup(keys[2], "ext"));
+}
+
+TEST_F(CacheTest, StaleStagingDirsOfKilledBuildsAreSwept) {
+  ExtensionCache c(root_);
+  std::string err;
+  std::string fresh = c.NewStagingDir(&err), stale = c.NewStagingDir(&err);
+  std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(3));
+  auto report = c.Evict(1ull << 40);
+  EXPECT_EQ(report.staging_removed, 1);
+  EXPECT_TRUE(util::PathExists(fresh));
+  EXPECT_FALSE(util::PathExists(stale));
+}
+
 TEST_F(CacheTest, ReadOnlyRootGivesAnError) {
   ExtensionCache c("/proc/kz-cannot-create");
   std::string err;
