@@ -1,6 +1,7 @@
 #include "verify/sample.h"
 
 #include <filesystem>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +11,13 @@
 namespace kz::verify {
 
 std::string DetectBackend(const std::string& candidate_source) {
-  return candidate_source.find("load_inline") != std::string::npos ? "cuda" : "triton";
+  // An import of load_inline (it may be called under an alias) or a call of it, on a line
+  // that is not a comment; a docstring that merely mentions the name does not count.
+  static const std::regex kImport(R"(^\s*(from\s+\S+\s+)?import\s[^#\n]*\bload_inline\b)",
+                                  std::regex::multiline);
+  static const std::regex kCall(R"(^[^#\n]*\bload_inline\s*\()", std::regex::multiline);
+  return std::regex_search(candidate_source, kImport) || std::regex_search(candidate_source, kCall)
+             ? "cuda" : "triton";
 }
 
 bool ReadManifest(const std::string& path, const std::string& base_dir, bool on_gpu,

@@ -50,6 +50,12 @@ std::string Summarize(const json& v) {
     if (msg.size() > 1500) msg = msg.substr(0, 1500) + "\n[...]";
     if (msg != v.value("reason", "")) out += "  error: " + msg + "\n";
   }
+  if (st.contains("screen"))
+    for (const auto& f : st["screen"].value("findings", json::array()))
+      if (f.value("severity", "") == "warn")
+        out += "  screen warning: [" + f.value("rule", "") + "] line " + std::to_string(f.value("line", 0)) +
+               ": " + f.value("message", "") + "\n";
+  for (const auto& f : v.value("flags", json::array())) out += "  flag: " + f.get<std::string>() + "\n";
   for (const auto& n : v["not_checked"]) out += "  not checked: " + n.get<std::string>() + "\n";
   return out;
 }

@@ -9,6 +9,10 @@ namespace kz::verify {
 TEST(Sample, DetectBackend) {
   EXPECT_EQ(DetectBackend("from torch.utils.cpp_extension import load_inline"), "cuda");
   EXPECT_EQ(DetectBackend("import triton"), "triton");
+  EXPECT_EQ(DetectBackend("mod = load_inline(name='x', cpp_sources=s)"), "cuda");
+  EXPECT_EQ(DetectBackend("m = cpp_extension.load_inline (\n  name='x')"), "cuda");
+  EXPECT_EQ(DetectBackend("\"\"\"Unlike a load_inline candidate, this is Triton.\"\"\"\nimport triton"), "triton");
+  EXPECT_EQ(DetectBackend("# load_inline(...) was tried\nimport triton"), "triton");
 }
 
 TEST(Sample, ManifestPicksExpectationForTheDevice) {
