@@ -50,6 +50,8 @@ class VerifyCommandImpl : public VerifyCommand {
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
     c->add_option("--compile-timeout", o_.compile_timeout_s, "Wall-time limit of one build, seconds");
     c->add_option("--max-host-mem", o_.max_host_mem_mib, "Host memory limit per child, MiB");
+    c->add_option("--max-source-mib", max_source_mib_, "Largest task or candidate file accepted, MiB (default 8)")
+        ->check(CLI::PositiveNumber);
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
     c->add_option("--cache-max-gib", cache_max_gib_, "Size bound of the extension cache, GiB (LRU; default 20)")
@@ -125,6 +127,7 @@ class VerifyCommandImpl : public VerifyCommand {
     o_.timing = !no_timing_;
     o_.accelerate_builds = !plain_build_;
     o_.screen = !no_screen_;
+    o_.max_source_bytes = static_cast<uint64_t>(max_source_mib_ * double(1u << 20));
     o_.cache_max_bytes = static_cast<uint64_t>(cache_max_gib_ * double(1ull << 30));
     if (o_.cache_dir.empty()) o_.cache_dir = DefaultCacheDir();
     if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
@@ -141,6 +144,7 @@ class VerifyCommandImpl : public VerifyCommand {
   std::optional<int> device_;
   std::optional<double> atol_, rtol_, rel_l2_;
   double cache_max_gib_ = 20;
+  double max_source_mib_ = 8;
   bool json_ = false, no_timing_ = false, plain_build_ = false, no_screen_ = false;
   verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
 };

@@ -27,6 +27,7 @@ struct VerifyOptions {
   double compile_timeout_s = 900;      // per extension build
   double extract_timeout_s = 120;
   uint64_t max_host_mem_mib = 32768;   // per child process group
+  uint64_t max_source_bytes = 8u << 20;  // task or candidate file larger: refused up front
   std::string cache_dir;               // compiled-extension cache
   uint64_t cache_max_bytes = 20ull << 30;  // LRU bound of the extension entries
   int jobs = 1;                        // builds at once

@@ -106,9 +106,12 @@ void FinishChecks(json& v, bool on_gpu) {
   c["timing"] = stage_status("timing") == "ok";
   json& nc = v["not_checked"];
   nc = json::array();
-  if (!c["correctness"].get<bool>())
-    nc.push_back(cuda && !on_gpu ? "correctness: CUDA candidates need a GPU"
-                                 : "correctness: did not complete");
+  if (!c["correctness"].get<bool>()) {
+    std::string status = v.value("status", "");
+    nc.push_back(status == "not_run" && cuda && !on_gpu ? "correctness: CUDA candidates need a GPU"
+                 : c["ran"].get<bool>()                 ? "correctness: did not complete (" + status + ")"
+                                                        : "correctness: did not run (" + status + ")");
+  }
   if (!c["timing"].get<bool>()) {
     std::string why = !on_gpu ? "no GPU" : corr != "pass" ? "correctness did not pass" : "timing skipped";
     if (st.contains("timing") && st["timing"].contains("reason")) why = st["timing"]["reason"];

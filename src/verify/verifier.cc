@@ -54,6 +54,17 @@ void Verifier::Prepare(const Sample& sample, Work& w) const {
     SetOutcome(w.verdict, ok_task ? Status::kCompileError : Status::kInvalidTask,
                "cannot read " + err, "unreadable_file");
     w.done = true;
+    return;
+  }
+  for (const auto& [text, is_task] : {std::pair{&task, true}, std::pair{&cand, false}}) {
+    if (text->size() <= options_.max_source_bytes) continue;
+    SetOutcome(w.verdict, is_task ? Status::kInvalidTask : Status::kCompileError,
+               std::string(is_task ? "task" : "candidate") + " source is " +
+                   std::to_string(text->size() >> 20) + " MiB, over the limit of " +
+                   std::to_string(options_.max_source_bytes >> 20) + " MiB (--max-source-mib)",
+               "source_too_large");
+    w.done = true;
+    return;
   }
 }
 

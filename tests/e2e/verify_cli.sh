@@ -41,6 +41,13 @@ expect_exit 10 "tiny softmax outputs must not pass on atol alone" -- "${V[@]}" -
 expect_exit 12 "candidate raising in forward" -- "${V[@]}" --json --ref $T/relu.py --candidate $C/relu_triton_raises.py
 json_check "traceback is kept" '"boom" in v["error"]["traceback"]'
 
+# An enormous candidate is refused up front with the limit named.
+BIG=$(mktemp --suffix=.py)
+python3 -c "import sys; open(sys.argv[1], 'w').write('# ' + 'x' * (9 << 20) + '\n')" "$BIG"
+expect_exit 11 "candidate over the source-size limit" -- "${V[@]}" --json --ref $T/relu.py --candidate "$BIG"
+json_check "the limit is named" '"over the limit of 8 MiB" in v["reason"] and v["error"]["kind"] == "source_too_large"'
+rm -f "$BIG"
+
 # The static screen runs first: a cheat is rejected with its rule (exit 14), before any run.
 CH=tests/corpus/cheats/silu_launched_torch_output_triton.py
 expect_exit 14 "screen rejects PyTorch compute in forward (strict)" -- "${V[@]}" --json --ref tests/corpus/tasks/silu.py --candidate $CH

@@ -81,6 +81,7 @@ TEST(Verdict, WeakTaskBecomesAFlag) {
 TEST(Verdict, FinishChecksSaysWhatWasNotChecked) {
   json v = Fresh("cuda");
   v["stages"]["compile"] = {{"status", "ok"}};
+  v["status"] = "not_run";
   FinishChecks(v, /*on_gpu=*/false);
   EXPECT_TRUE(v["checked"]["compiled"].get<bool>());
   EXPECT_FALSE(v["checked"]["correctness"].get<bool>());
