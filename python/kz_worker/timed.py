@@ -1,30 +1,73 @@
-"""Glue between the run and `kz_worker.timing` (owned elsewhere).
+"""Glue between the run and `kz_worker.timing`.
 
 `measure` builds zero-argument callables that rotate over a pool of POOL_SIZE input
 sets already on the device (the reference and the candidate each have their own
-clones) and keep their last output alive, then calls `timing.time_interleaved`.
+clones, always holding equal values) and keep their last output per slot alive, then
+calls `timing.time_interleaved`. After every reference block + candidate block, outside
+the timed region, `TimedRecheck` compares the last timed outputs of each slot and then
+rotates the values between the slots (device copies, same pointers, same distribution):
+a candidate that caches results by pointer, shape or call count, or serves several calls
+from one launch, returns stale outputs and is rejected (`dataflow.stale_output`).
+Rotation returns each slot to its original values every POOL_SIZE rounds; with blocks of
+10 calls a slot is always reused after one rotation, so a stale cache shows in round 1.
 """
 
+import torch
+
+from .compare import compare_outputs
 from .correctness import clone, input_pool
 from .failure import Failure, candidate_failure, describe, is_cuda_error
 
 POOL_SIZE = 3
 
 
-def _rotating(model, pool, raised: dict, role: str):
-    """A zero-arg callable doing one forward over the next input set of `pool`; an
-    exception it raises is also stored in `raised[role]`."""
-    state = {"calls": 0, "output": None}
+def _rotating(model, pool, raised: dict, role: str, outputs: dict):
+    """A zero-arg callable doing one forward over the next input set of `pool`; it keeps
+    the last output of each slot in `outputs`; an exception it raises is also stored in
+    `raised[role]`."""
+    state = {"calls": 0}
 
     def forward():
-        inputs = pool[state["calls"] % len(pool)]
+        slot = state["calls"] % len(pool)
         state["calls"] += 1
         try:
-            state["output"] = model(*inputs)
+            outputs[slot] = model(*pool[slot])
         except BaseException as exc:
             raised[role] = exc
             raise
     return forward
+
+
+class TimedRecheck:
+    """The `after_pair` hook: recheck the last timed outputs, then rotate input values."""
+
+    def __init__(self, ref_pool, cand_pool, ref_out, cand_out, options):
+        self.pools, self.ref_out, self.cand_out = (ref_pool, cand_pool), ref_out, cand_out
+        self.options, self.rounds = options, 0
+
+    def __call__(self):
+        self.rounds += 1
+        for slot in sorted(self.cand_out):
+            if slot not in self.ref_out:
+                continue
+            _, failure = compare_outputs(slot, self.ref_out[slot], self.cand_out[slot], self.options)
+            if failure:
+                raise Failure("rejected", "dataflow",
+                              f"dataflow.stale_output: an output of a timed call (round {self.rounds}) "
+                              f"differs from the reference on the same inputs: {failure}")
+        for pool in self.pools:
+            _rotate(pool)
+
+
+def _rotate(pool: list) -> None:
+    """Move every tensor's values one slot along, in place (pointers stay)."""
+    for i, first in enumerate(pool[0]):
+        if not isinstance(first, torch.Tensor):
+            continue
+        saved = first.clone()
+        for k in range(len(pool) - 1):
+            pool[k][i].copy_(pool[k + 1][i])
+        pool[-1][i].copy_(saved)
 
 
 def measure(timing, task, reference, candidate, device, options) -> dict:
@@ -35,14 +78,21 @@ def measure(timing, task, reference, candidate, device, options) -> dict:
     status "skipped" with the reason.
     """
     pool = input_pool(task, options.seed, device, POOL_SIZE)
-    raised = {}
-    ref_fn = _rotating(reference, [clone(inputs) for inputs in pool], raised, "reference")
-    cand_fn = _rotating(candidate, [clone(inputs) for inputs in pool], raised, "candidate")
+    raised, ref_out, cand_out = {}, {}, {}
+    ref_pool = [clone(inputs) for inputs in pool]
+    cand_pool = [clone(inputs) for inputs in pool]
+    ref_fn = _rotating(reference, ref_pool, raised, "reference", ref_out)
+    cand_fn = _rotating(candidate, cand_pool, raised, "candidate", cand_out)
+    recheck = TimedRecheck(ref_pool, cand_pool, ref_out, cand_out, options)
     try:
-        return timing.time_interleaved(
+        result = timing.time_interleaved(
             ref_fn, cand_fn, warmup=options.warmup, min_calls=options.min_calls,
             max_calls=options.max_calls, budget_s=options.timing_budget_s,
-            stable_rel=options.stable_rel)
+            stable_rel=options.stable_rel, after_pair=recheck)
+        result["rechecked_rounds"] = recheck.rounds
+        return result
+    except Failure:
+        raise
     except (Exception, SystemExit) as exc:  # a candidate may even raise SystemExit
         if "candidate" in raised:
             raise candidate_failure(raised["candidate"], "forward during timing",

@@ -195,10 +195,11 @@ def build_result(ref_ms, cand_ms, ref_host_ms, cand_host_ms, *, stable: bool,
 # ---------------------------------------------------------------- the timing loop
 
 def _run_interleaved(native, ref_fn, cand_fn, *, warmup, min_calls, max_calls,
-                     budget_s, stable_rel, clock=time.monotonic) -> dict:
+                     budget_s, stable_rel, clock=time.monotonic, after_pair=None) -> dict:
     """Warm-up, then alternating blocks until stop_decision says stop. `native`
     needs time_calls(fn, n) -> (dev_ms, host_ms) and flush_bytes (tests fake it).
-    The budget counts from the start of the warm-up."""
+    The budget counts from the start of the warm-up. `after_pair()`, if given, runs after
+    each reference block + candidate block, outside any timed region (it may raise)."""
     if warmup < 0 or min_calls < 1 or max_calls < 1 or budget_s <= 0 or stable_rel < 0:
         raise ValueError("bad timing options: need warmup >= 0, min_calls >= 1, "
                          "max_calls >= 1, budget_s > 0, stable_rel >= 0")
@@ -215,6 +216,8 @@ def _run_interleaved(native, ref_fn, cand_fn, *, warmup, min_calls, max_calls,
             d, h = native.time_calls(fn, n)
             dev[side] += d
             host[side] += h
+        if after_pair is not None:
+            after_pair()
         cur = tuple(quantile(sorted(dev[s]), 0.5) for s in ("ref", "cand"))
         stop, stable = stop_decision(prev, cur, len(dev["ref"]), min_calls=min_calls,
                                      max_calls=max_calls, elapsed_s=clock() - start,
@@ -226,7 +229,7 @@ def _run_interleaved(native, ref_fn, cand_fn, *, warmup, min_calls, max_calls,
 
 
 def time_interleaved(ref_fn, cand_fn, *, warmup=3, min_calls=30, max_calls=2000,
-                     budget_s=10.0, stable_rel=0.01) -> dict:
+                     budget_s=10.0, stable_rel=0.01, after_pair=None) -> dict:
     """Times zero-argument callables ref_fn and cand_fn (one forward call each)
     in alternating blocks of BLOCK calls with CUDA events, a device sync around
     each call and an L2 flush before it. Returns the stages.timing object of
@@ -237,4 +240,5 @@ def time_interleaved(ref_fn, cand_fn, *, warmup=3, min_calls=30, max_calls=2000,
         raise TimingError("native runtime not loaded (load_runtime() failed or not called)")
     native.ensure_init(_device_ordinal(), FLUSH_BYTES)
     return _run_interleaved(native, ref_fn, cand_fn, warmup=warmup, min_calls=min_calls,
-                            max_calls=max_calls, budget_s=budget_s, stable_rel=stable_rel)
+                            max_calls=max_calls, budget_s=budget_s, stable_rel=stable_rel,
+                            after_pair=after_pair)

@@ -27,10 +27,13 @@ def fake_timing(calls=6, fail=None):
     module = types.SimpleNamespace(TimingError=TimingError, seen={})
 
     def time_interleaved(ref_fn, cand_fn, **kwargs):
+        after_pair = kwargs.pop("after_pair", None)
         module.seen.update(kwargs)
-        for _ in range(calls):
+        for i in range(calls):  # blocks of 2 calls each side, like the real blocks of 10
             ref_fn()
             cand_fn()
+            if after_pair is not None and i % 2 == 1:
+                after_pair()
         if fail is not None:
             raise fail
         return {"status": "ok", "speedup": 2.0}
@@ -58,14 +61,46 @@ def make_task():
 def test_measure_rotates_over_a_pool_and_passes_options():
     timing, ref, cand = fake_timing(), Counter(), Counter()
     options = Options(warmup=2, min_calls=5, max_calls=9, timing_budget_s=1.5, stable_rel=0.1)
-    assert measure(timing, make_task(), ref, cand, CPU, options) == {"status": "ok",
-                                                                     "speedup": 2.0}
+    result = measure(timing, make_task(), ref, cand, CPU, options)
+    assert result["status"] == "ok" and result["speedup"] == 2.0
+    assert result["rechecked_rounds"] > 0
     assert timing.seen == {"warmup": 2, "min_calls": 5, "max_calls": 9, "budget_s": 1.5,
                            "stable_rel": 0.1}
     ids = [id(x) for x in cand.inputs]
     assert len(set(ids)) == POOL_SIZE and ids[:POOL_SIZE] == ids[POOL_SIZE:]
     assert not set(ids) & {id(x) for x in ref.inputs}
-    assert all(torch.equal(a, b) for a, b in zip(ref.inputs, cand.inputs))
+
+
+class PointerCache(torch.nn.Module):
+    """Honest on first sight of an input buffer, then serves the cached result for that
+    pointer: right in the correctness trials, stale once timed inputs change values."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache = {}
+
+    def forward(self, x):
+        key = x.data_ptr()
+        if key not in self.cache:
+            self.cache[key] = x + 1
+        return self.cache[key]
+
+
+class PlusOne(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+def test_timed_outputs_are_rechecked_after_values_rotate():
+    with pytest.raises(Failure) as info:
+        measure(fake_timing(), make_task(), PlusOne(), PointerCache(), CPU, Options())
+    assert info.value.status == "rejected"
+    assert "dataflow.stale_output" in info.value.reason
+
+
+def test_honest_candidate_passes_the_timed_recheck():
+    result = measure(fake_timing(), make_task(), PlusOne(), PlusOne(), CPU, Options())
+    assert result["status"] == "ok" and result["rechecked_rounds"] > 0
 
 
 def test_candidate_raising_while_timed_is_runtime_error():
