@@ -31,6 +31,7 @@ class VerifyCommandImpl : public VerifyCommand {
  public:
   VerifyCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("verify", "Verify candidate kernels against PyTorch reference tasks");
+    c->option_defaults()->always_capture_default();
     c->add_option("--ref", ref_, "Reference task file (Model, get_inputs, get_init_inputs)");
     c->add_option("--candidate", candidate_, "Candidate file (ModelNew)");
     c->add_option("--manifest", manifest_,
