@@ -6,6 +6,7 @@
 #   timing  kz's medians beside triton.testing.do_bench on three tasks (bench/timing)
 #   compile load_inline's parallel path against the farm on 32 samples (bench/compile)
 #   compile-verify  the farm-built samples through the GPU correctness checks
+#   corpus  the adversarial corpus against its expected verdicts (tests/corpus)
 # Usage: scripts/gpu_check.sh [env] [native] [examples] [timing]   (default: all)
 # Expects build/bin/kz and build/lib/libkz_runtime.so built beforehand (carried).
 set -uo pipefail
@@ -48,6 +49,11 @@ PY
       build/bin/kz verify --json --manifest /tmp/kz-compile-bench-work/manifest_farm.jsonl --cache-dir /tmp/kz-compile-bench-work/cache \
         --timing-budget 1 > "$OUT/compile_verify.jsonl" 2> "$OUT/compile_verify.err"; rc=$?
       tail -2 "$OUT/compile_verify.err" ;;
+    corpus)
+      # The labelled adversarial corpus (tests/corpus): every verdict against expect_gpu.
+      build/bin/kz verify --json --manifest tests/corpus/manifest.jsonl --timeout 120 -j "$(nproc)" \
+        > "$OUT/corpus.jsonl" 2> "$OUT/corpus.err"; rc=$?
+      tail -2 "$OUT/corpus.err" ;;
     timing)
       $KZ_PYTHON bench/timing/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/timing.txt" 2>&1; rc=$?
       tail -6 "$OUT/timing.txt" ;;
