@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(cmake ninja-build g++ pkg-config python3-venv
-  nlohmann-json3-dev libcli11-dev libxxhash-dev libgtest-dev)
+  nlohmann-json3-dev libcli11-dev libxxhash-dev libgtest-dev
+  libcpp-httplib-dev libsqlite3-dev curl)
 
 need_apt=()
 if [[ "${1:-}" != "--no-apt" ]] && command -v dpkg-query >/dev/null; then

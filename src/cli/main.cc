@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/exec_serve.h"
 #include "cli/screen_command.h"
 #include "cli/verify_command.h"
 #include "util/log.h"
@@ -18,6 +19,12 @@ int main(int argc, char** argv) {
   app.add_flag("--debug", debug, "Verbose logs on stderr");
   auto verify = kz::cli::AddVerifyCommand(app, argv[0]);
   auto screen = kz::cli::AddScreenCommand(app, argv[0]);
+  // `kz serve` runs the separate kz-serve executable (it links the HTTP and SQLite
+  // libraries that kz itself must not need); listed here for --help only.
+  app.add_subcommand("serve", "Serve the verifier over HTTP (docs/api.md); `kz serve --help`")
+      ->allow_extras()
+      ->prefix_command();
+  if (kz::cli::IsServeInvocation(argc, argv)) return kz::cli::ExecServe(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

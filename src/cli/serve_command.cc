@@ -1,0 +1,137 @@
+#include "cli/serve_command.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "service/api_server.h"
+#include "service/scheduler.h"
+#include "store/job_store.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "verify/status.h"
+
+namespace kz::cli {
+namespace {
+
+// SIGINT/SIGTERM write one byte here (async-signal-safe); the signal thread reads it.
+int g_signal_pipe[2] = {-1, -1};
+void OnSignal(int) {
+  char c = 1;
+  [[maybe_unused]] auto n = write(g_signal_pipe[1], &c, 1);
+}
+
+std::string DefaultCacheDir() {
+  if (const char* d = std::getenv("KZ_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kernelzero";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kernelzero";
+  return "/tmp/kernelzero-cache";
+}
+
+class ServeCommandImpl : public ServeCommand {
+ public:
+  ServeCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
+    auto* c = app.add_subcommand("serve", "Serve the verifier over HTTP (docs/api.md)");
+    c->add_option("--host", host_, "Address to listen on")->capture_default_str();
+    c->add_option("--port", port_, "Port to listen on")->capture_default_str()->check(CLI::Range(1, 65535));
+    c->add_option("--db", db_, "SQLite results store (default <cache-dir>/serve/jobs.db)");
+    c->add_option("--max-queue", max_queue_, "Queued jobs at most; more get 429")->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    c->add_option("--max-body-bytes", limits_.max_body_bytes, "Largest request body; larger get 413")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    c->add_option("--wait-timeout", wait_s_, "Seconds a ?wait=true request waits at most")->capture_default_str();
+    c->add_option("--device", device_, "GPU index of the slot (default: the first GPU)");
+    c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
+    c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
+    c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
+    c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
+    c->add_option("--policy", o_.policy, "Default integrity policy: strict or kernelbench")
+        ->check(CLI::IsMember({"strict", "kernelbench"}));
+    cmd_ = c;
+  }
+
+  int Run() override {
+    if (!cmd_->parsed()) return verify::kExitUsage;
+    FinishOptions();
+    auto gpus = o_.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
+    if (device_) {
+      std::erase_if(gpus, [&](const verify::Gpu& g) { return g.index != *device_; });
+      if (gpus.empty()) return Usage("no GPU with index " + std::to_string(*device_));
+    }
+    if (gpus.size() > 1) gpus.resize(1);  // one slot
+    std::string err;
+    if (!util::MakeDirs(std::filesystem::path(db_).parent_path().string(), &err)) return Usage(err);
+    auto store = store::JobStore::Open(db_, &err);
+    if (!store) return Usage(err);
+    service::Scheduler scheduler(store.get(), {worker::LocateWorker(argv0_), o_, gpus, db_ + ".work", max_queue_});
+    service::ApiServer api(&scheduler, limits_);
+    if (!api.Bind(host_, port_, &err)) return Usage(err);
+    if (!scheduler.Start(&err)) return Usage(err);
+    std::thread signals = WatchSignals(&api, &scheduler);
+    util::LogInfo("serve: listening on http://" + host_ + ":" + std::to_string(port_) + " (" +
+                  (gpus.empty() ? std::string("CPU mode") : "GPU " + std::to_string(gpus[0].index)) +
+                  ", store " + db_ + ")");
+    api.Serve();
+    util::LogInfo("serve: stopped accepting; finishing the running job");
+    scheduler.Stop();
+    OnSignal(0);  // wake the signal thread if the listener stopped on its own
+    signals.join();
+    util::LogInfo("serve: shut down");
+    return 0;
+  }
+
+ private:
+  // Installs the SIGINT/SIGTERM handlers; on the first, the returned thread drains the
+  // scheduler (so ?wait=true handlers return) and stops the listener (Serve returns).
+  static std::thread WatchSignals(service::ApiServer* api, service::Scheduler* scheduler) {
+    if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    struct sigaction sa {};
+    sa.sa_handler = OnSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    return std::thread([api, scheduler] {
+      char c;
+      while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
+      }
+      scheduler->Drain();
+      api->Stop();
+    });
+  }
+
+  void FinishOptions() {
+    o_.device = device_;
+    if (o_.cache_dir.empty()) o_.cache_dir = DefaultCacheDir();
+    if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
+    if (db_.empty()) db_ = o_.cache_dir + "/serve/jobs.db";
+    db_ = util::AbsolutePath(db_);
+    limits_.wait_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_s_ * 1000));
+  }
+
+  int Usage(const std::string& msg) {
+    std::cerr << "kz serve: " << msg << "\n";
+    return verify::kExitUsage;
+  }
+
+  std::string argv0_;
+  CLI::App* cmd_ = nullptr;
+  std::string host_ = "127.0.0.1", db_;
+  int port_ = 8470;
+  size_t max_queue_ = 256;
+  double wait_s_ = 600;
+  std::optional<int> device_;
+  service::ApiLimits limits_;
+  verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
+};
+}  // namespace
+
+std::unique_ptr<ServeCommand> AddServeCommand(CLI::App& app, const std::string& argv0) {
+  return std::make_unique<ServeCommandImpl>(app, argv0);
+}
+
+}  // namespace kz::cli

@@ -1,0 +1,134 @@
+#include "service/api_server.h"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include "util/log.h"
+
+namespace kz::service {
+using nlohmann::json;
+
+namespace {
+constexpr size_t kHandlerThreads = 64;
+constexpr int kListenBacklog = 1024;  // httplib 0.11 listens with a backlog of 5
+
+void Reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump() + "\n", "application/json");
+}
+
+void Error(httplib::Response& res, int status, const std::string& reason) { Reply(res, status, {{"error", reason}}); }
+
+json JobJson(const store::Job& j) {
+  json verdict = nullptr;
+  if (j.verdict_json) verdict = json::parse(*j.verdict_json, nullptr, false);
+  json out = {{"id", j.id}, {"state", j.state}, {"submitted_at_ms", j.submitted_at_ms},
+              {"task_xxh128", j.task_hash}, {"candidate_xxh128", j.candidate_hash}};
+  if (j.state == store::kFailed) {
+    out["error"] = verdict.is_object() ? verdict.value("error", "internal error") : "internal error";
+    verdict = nullptr;
+  }
+  out["verdict"] = verdict;
+  return out;
+}
+
+const char* DefaultReason(int status) {
+  switch (status) {
+    case 404: return "no such endpoint";
+    case 413: return "request body too large";
+    case 405: return "method not allowed";
+    default: return "bad request";
+  }
+}
+}  // namespace
+
+ApiServer::ApiServer(Scheduler* scheduler, ApiLimits limits)
+    : scheduler_(scheduler), limits_(limits), http_(std::make_unique<httplib::Server>()) {
+  http_->set_payload_max_length(limits_.max_body_bytes);
+  // ?wait=true requests hold a handler thread each: more than httplib's default pool.
+  http_->new_task_queue = [] { return new httplib::ThreadPool(kHandlerThreads); };
+  // Errors httplib produces itself (413, unrouted 404): give them a JSON reason too.
+  http_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) Error(res, res.status, DefaultReason(res.status));
+  });
+  http_->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try { std::rethrow_exception(ep); } catch (const std::exception& e) { what += std::string(": ") + e.what(); } catch (...) {}
+    util::LogWarn("serve: " + what);
+    Error(res, 500, what);
+  });
+  Routes();
+}
+
+ApiServer::~ApiServer() = default;
+
+void ApiServer::Routes() {
+  http_->Post("/v1/verify", [this](const httplib::Request& req, httplib::Response& res) { PostVerify(req, res); });
+  http_->Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    std::string err;
+    auto job = scheduler_->Wait(req.matches[1], std::chrono::milliseconds(0), &err);
+    if (!job) return err.empty() ? Error(res, 404, "no job " + std::string(req.matches[1])) : Error(res, 500, err);
+    Reply(res, 200, JobJson(*job));
+  });
+  http_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, {{"ok", true}, {"queue_depth", scheduler_->QueueDepth()}, {"running", scheduler_->Busy() ? 1 : 0},
+                     {"device", scheduler_->on_gpu() ? "gpu" : "cpu"}});
+  });
+  http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(scheduler_->metrics().Render(scheduler_->QueueDepth(), scheduler_->Busy()),
+                    "text/plain; version=0.0.4");
+  });
+}
+
+void ApiServer::PostVerify(const httplib::Request& req, httplib::Response& res) {
+  VerifyRequest r;
+  std::string err;
+  if (!ParseVerifyRequest(req.body, &r, &err)) {
+    scheduler_->metrics().Count(Counter::kBadRequest);
+    return Error(res, 400, err);
+  }
+  auto sub = scheduler_->Submit(r);
+  if (sub.kind == Scheduler::SubmitKind::kFull) {
+    res.set_header("Retry-After", "5");
+    return Error(res, 429, sub.error);
+  }
+  if (sub.kind == Scheduler::SubmitKind::kClosed) return Error(res, 503, sub.error);
+  if (sub.kind == Scheduler::SubmitKind::kError) return Error(res, 500, sub.error);
+  bool dedup = sub.kind == Scheduler::SubmitKind::kExisting;
+  if (req.get_param_value("wait") == "true") {
+    auto job = scheduler_->Wait(sub.id, limits_.wait_timeout, &err);
+    if (!job) return Error(res, 500, err.empty() ? "job vanished" : err);
+    if (job->state == store::kDone && job->verdict_json) {
+      res.set_header("X-KZ-Job-Id", job->id);
+      res.set_header("X-KZ-Deduplicated", dedup ? "true" : "false");
+      return res.set_content(*job->verdict_json + "\n", "application/json");
+    }
+    if (job->state == store::kFailed) return Reply(res, 500, JobJson(*job));
+    sub.state = job->state;
+  }
+  Reply(res, 202, {{"id", sub.id}, {"status", sub.state}, {"deduplicated", dedup}});
+}
+
+bool ApiServer::Bind(const std::string& host, int port, std::string* err) {
+  // httplib's backlog of 5 drops connections of bursts of clients (SYN retried after 1 s):
+  // remember the listening socket, and listen() again with a deep backlog after the bind.
+  int listen_fd = -1;
+  http_->set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    if (listen_fd < 0) listen_fd = sock;
+  });
+  if (!http_->bind_to_port(host, port)) {
+    *err = "cannot listen on " + host + ":" + std::to_string(port);
+    return false;
+  }
+  if (listen_fd >= 0 && ::listen(listen_fd, kListenBacklog) != 0)
+    util::LogWarn("serve: could not deepen the listen backlog");
+  http_->set_socket_options(httplib::default_socket_options);
+  return true;
+}
+
+void ApiServer::Serve() { http_->listen_after_bind(); }
+
+void ApiServer::Stop() { http_->stop(); }
+
+}  // namespace kz::service

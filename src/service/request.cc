@@ -1,0 +1,77 @@
+#include "service/request.h"
+
+#include "util/hash.h"
+
+namespace kz::service {
+using nlohmann::json;
+
+bool ParseVerifyRequest(const std::string& body, VerifyRequest* out, std::string* err) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return *err = "malformed JSON body", false;
+  if (!j.is_object()) return *err = "the body must be a JSON object", false;
+  for (const char* field : {"task", "candidate"}) {
+    if (!j.contains(field)) return *err = std::string("missing field '") + field + "'", false;
+    if (!j[field].is_string()) return *err = std::string("field '") + field + "' must be a string", false;
+  }
+  out->task = j["task"].get<std::string>();
+  out->candidate = j["candidate"].get<std::string>();
+  if (j.contains("backend") && !j["backend"].is_null()) {
+    const json& b = j["backend"];
+    if (!b.is_string() || (b != "cuda" && b != "triton"))
+      return *err = "unknown backend " + b.dump() + " (cuda or triton)", false;
+    out->backend = b.get<std::string>();
+  }
+  if (j.contains("options") && !j["options"].is_null()) {
+    if (!j["options"].is_object()) return *err = "field 'options' must be an object", false;
+    out->options = j["options"];
+  }
+  verify::VerifyOptions probe;
+  return ApplyOptions(out->options, &probe, err);
+}
+
+namespace {
+bool NonNegative(const json& v, const std::string& k, std::optional<double>* out, std::string* err) {
+  if (!v.is_number() || v.get<double>() < 0) return *err = "option '" + k + "' must be a number >= 0", false;
+  *out = v.get<double>();
+  return true;
+}
+}  // namespace
+
+bool ApplyOptions(const json& options, verify::VerifyOptions* o, std::string* err) {
+  for (const auto& [k, v] : options.items()) {
+    if (k == "trials") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1000)
+        return *err = "option 'trials' must be an integer in 1..1000", false;
+      o->trials = v.get<int>();
+    } else if (k == "seed") {
+      if (!v.is_number_unsigned()) return *err = "option 'seed' must be an integer >= 0", false;
+      o->seed = v.get<uint64_t>();
+    } else if (k == "timing") {
+      if (!v.is_boolean()) return *err = "option 'timing' must be a boolean", false;
+      o->timing = v.get<bool>();
+    } else if (k == "atol" || k == "rtol" || k == "rel_l2") {
+      auto* slot = k == "atol" ? &o->atol : k == "rtol" ? &o->rtol : &o->rel_l2;
+      if (!NonNegative(v, k, slot, err)) return false;
+    } else if (k == "policy") {
+      if (v != "strict" && v != "kernelbench") return *err = "option 'policy' must be strict or kernelbench", false;
+      o->policy = v.get<std::string>();
+    } else {
+      return *err = "unknown option '" + k + "'", false;
+    }
+  }
+  return true;
+}
+
+std::string JobKey(const VerifyRequest& r, const std::string& server_fingerprint) {
+  std::string backend = r.backend.empty() ? verify::DetectBackend(r.candidate) : r.backend;
+  util::LabelledHasher h;
+  h.Add("kz.job", "1")
+      .Add("task", r.task)
+      .Add("candidate", r.candidate)
+      .Add("backend", backend)
+      .Add("options", r.options.dump())  // object keys are sorted: canonical
+      .Add("server", server_fingerprint);
+  return h.HexDigest();
+}
+
+}  // namespace kz::service

@@ -1,0 +1,196 @@
+#include "store/job_store.h"
+
+#include <sqlite3.h>
+
+namespace kz::store {
+namespace {
+
+constexpr const char* kSchema = R"SQL(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  key TEXT NOT NULL,
+  state TEXT NOT NULL,
+  submitted_at INTEGER NOT NULL,
+  finished_at INTEGER,
+  backend TEXT NOT NULL,
+  options TEXT NOT NULL,
+  task_hash TEXT NOT NULL,
+  candidate_hash TEXT NOT NULL,
+  task_source TEXT NOT NULL,
+  candidate_source TEXT NOT NULL,
+  verdict TEXT);
+CREATE INDEX IF NOT EXISTS jobs_by_key ON jobs(key);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1');
+)SQL";
+
+constexpr const char* kColumns =
+    "SELECT id, key, state, submitted_at, backend, options, task_hash, candidate_hash, "
+    "task_source, candidate_source, verdict FROM jobs ";
+
+// One prepared statement, finalized on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { ok_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) == SQLITE_OK; }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return ok_; }
+  void Bind(int i, std::string_view v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void Bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  int Step() { return sqlite3_step(s_); }
+  std::string Text(int i) const {
+    auto* p = sqlite3_column_text(s_, i);
+    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s_, i)) : "";
+  }
+  bool IsNull(int i) const { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
+  int64_t Int(int i) const { return sqlite3_column_int64(s_, i); }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+  bool ok_ = false;
+};
+
+bool Fail(sqlite3* db, std::string* err) {
+  *err = std::string("sqlite: ") + sqlite3_errmsg(db);
+  return false;
+}
+
+Job ReadJob(const Stmt& s) {
+  Job j;
+  j.id = s.Text(0);
+  j.key = s.Text(1);
+  j.state = s.Text(2);
+  j.submitted_at_ms = s.Int(3);
+  j.backend = s.Text(4);
+  j.options_json = s.Text(5);
+  j.task_hash = s.Text(6);
+  j.candidate_hash = s.Text(7);
+  j.task_source = s.Text(8);
+  j.candidate_source = s.Text(9);
+  if (!s.IsNull(10)) j.verdict_json = s.Text(10);
+  return j;
+}
+
+}  // namespace
+
+std::unique_ptr<JobStore> JobStore::Open(const std::string& path, std::string* err) {
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    *err = path + ": " + (db ? sqlite3_errmsg(db) : "cannot open");
+    sqlite3_close(db);
+    return nullptr;
+  }
+  std::unique_ptr<JobStore> store(new JobStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  if (!store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", err) ||
+      !store->Exec(kSchema, err)) {
+    *err = path + ": " + *err;
+    return nullptr;
+  }
+  int version = store->SchemaVersion(err);
+  if (version != kSchemaVersion) {
+    if (version >= 0) *err = path + ": schema_version " + std::to_string(version) +
+                             ", this kz reads " + std::to_string(kSchemaVersion);
+    return nullptr;
+  }
+  return store;
+}
+
+JobStore::~JobStore() { sqlite3_close(db_); }
+
+bool JobStore::Exec(const char* sql, std::string* err) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) == SQLITE_OK) return true;
+  *err = std::string("sqlite: ") + (msg ? msg : "error");
+  sqlite3_free(msg);
+  return false;
+}
+
+int JobStore::SchemaVersion(std::string* err) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!s.ok()) return Fail(db_, err), -1;
+  if (s.Step() != SQLITE_ROW) return *err = "no schema_version in meta", -1;
+  return std::stoi(s.Text(0));
+}
+
+bool JobStore::Insert(const Job& job, std::string* err) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "INSERT INTO jobs(id, key, state, submitted_at, backend, options, task_hash, "
+              "candidate_hash, task_source, candidate_source, verdict) "
+              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!s.ok()) return Fail(db_, err);
+  s.Bind(1, job.id);
+  s.Bind(2, job.key);
+  s.Bind(3, job.state);
+  s.Bind(4, job.submitted_at_ms);
+  s.Bind(5, job.backend);
+  s.Bind(6, job.options_json);
+  s.Bind(7, job.task_hash);
+  s.Bind(8, job.candidate_hash);
+  s.Bind(9, job.task_source);
+  s.Bind(10, job.candidate_source);
+  if (job.verdict_json) s.Bind(11, *job.verdict_json);
+  return s.Step() == SQLITE_DONE || Fail(db_, err);
+}
+
+bool JobStore::SetState(const std::string& id, std::string_view state, std::string* err) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "UPDATE jobs SET state = ? WHERE id = ?");
+  if (!s.ok()) return Fail(db_, err);
+  s.Bind(1, state);
+  s.Bind(2, id);
+  if (s.Step() != SQLITE_DONE) return Fail(db_, err);
+  if (sqlite3_changes(db_) == 0) return *err = "no job " + id, false;
+  return true;
+}
+
+bool JobStore::Finish(const std::string& id, std::string_view state, const std::string& verdict_json,
+                      std::string* err) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "UPDATE jobs SET state = ?, verdict = ?, "
+              "finished_at = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) WHERE id = ?");
+  if (!s.ok()) return Fail(db_, err);
+  s.Bind(1, state);
+  s.Bind(2, verdict_json);
+  s.Bind(3, id);
+  if (s.Step() != SQLITE_DONE) return Fail(db_, err);
+  if (sqlite3_changes(db_) == 0) return *err = "no job " + id, false;
+  return true;
+}
+
+std::optional<Job> JobStore::SelectOne(const char* sql, const std::string& arg, std::string* err) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, sql);
+  if (!s.ok()) return Fail(db_, err), std::nullopt;
+  s.Bind(1, arg);
+  int rc = s.Step();
+  if (rc == SQLITE_ROW) return ReadJob(s);
+  if (rc != SQLITE_DONE) Fail(db_, err);
+  return std::nullopt;
+}
+
+std::optional<Job> JobStore::Get(const std::string& id, std::string* err) {
+  return SelectOne((std::string(kColumns) + "WHERE id = ?").c_str(), id, err);
+}
+
+std::optional<Job> JobStore::FindByKey(const std::string& key, std::string* err) {
+  return SelectOne((std::string(kColumns) + "WHERE key = ? AND state != 'failed' ORDER BY seq DESC LIMIT 1").c_str(),
+                   key, err);
+}
+
+bool JobStore::RequeuePending(std::vector<Job>* out, std::string* err) {
+  std::lock_guard lock(mu_);
+  if (!Exec("UPDATE jobs SET state = 'queued' WHERE state = 'running'", err)) return false;
+  Stmt s(db_, (std::string(kColumns) + "WHERE state = 'queued' ORDER BY seq").c_str());
+  if (!s.ok()) return Fail(db_, err);
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out->push_back(ReadJob(s));
+  return rc == SQLITE_DONE || Fail(db_, err);
+}
+
+}  // namespace kz::store

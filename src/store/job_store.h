@@ -1,0 +1,70 @@
+// The results store of `kz serve`: one SQLite (WAL) file holding every accepted job.
+// Thread safety: every method may be called from any thread; calls are serialised by one
+// mutex around the single connection.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct sqlite3;
+
+namespace kz::store {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Job states as stored: queued -> running -> done (or failed: kz itself broke).
+inline constexpr std::string_view kQueued = "queued";
+inline constexpr std::string_view kRunning = "running";
+inline constexpr std::string_view kDone = "done";
+inline constexpr std::string_view kFailed = "failed";
+
+struct Job {
+  std::string id;
+  std::string key;    // deduplication key (the service's labelled hash of the inputs)
+  std::string state;  // one of the states above
+  int64_t submitted_at_ms = 0;  // Unix time, milliseconds
+  std::string backend;          // "cuda", "triton" or "" (detected)
+  std::string options_json;     // the request's "options" object, canonical JSON
+  std::string task_hash, candidate_hash;  // XXH3-128 hex of the sources
+  std::string task_source, candidate_source;
+  std::optional<std::string> verdict_json;  // set when done (or the error when failed)
+};
+
+class JobStore {
+ public:
+  // Opens (creating if needed) the store at `path`. nullptr and *err on failure,
+  // including a file whose schema_version is not kSchemaVersion.
+  static std::unique_ptr<JobStore> Open(const std::string& path, std::string* err);
+  ~JobStore();
+  JobStore(const JobStore&) = delete;
+  JobStore& operator=(const JobStore&) = delete;
+
+  bool Insert(const Job& job, std::string* err);
+  // Sets the state of job `id`; false if it does not exist.
+  bool SetState(const std::string& id, std::string_view state, std::string* err);
+  // Marks job `id` done (or failed) with its verdict JSON (or error text).
+  bool Finish(const std::string& id, std::string_view state, const std::string& verdict_json,
+              std::string* err);
+  // nullopt: not found (err empty) or an error (err set).
+  std::optional<Job> Get(const std::string& id, std::string* err);
+  // The newest job with this deduplication key, in any state except failed.
+  std::optional<Job> FindByKey(const std::string& key, std::string* err);
+  // For a restart: jobs left running become queued again; returns every queued job in
+  // submission order.
+  bool RequeuePending(std::vector<Job>* out, std::string* err);
+  int SchemaVersion(std::string* err);
+
+ private:
+  explicit JobStore(sqlite3* db) : db_(db) {}
+  bool Exec(const char* sql, std::string* err);  // REQUIRES mu_ held (or construction)
+  std::optional<Job> SelectOne(const char* sql, const std::string& arg, std::string* err);
+
+  std::mutex mu_;
+  sqlite3* db_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace kz::store
