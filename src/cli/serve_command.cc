@@ -14,6 +14,7 @@
 #include "store/job_store.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "verify/sample.h"
 #include "verify/status.h"
 
 namespace kz::cli {
@@ -24,13 +25,6 @@ int g_signal_pipe[2] = {-1, -1};
 void OnSignal(int) {
   char c = 1;
   [[maybe_unused]] auto n = write(g_signal_pipe[1], &c, 1);
-}
-
-std::string DefaultCacheDir() {
-  if (const char* d = std::getenv("KZ_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kernelzero";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kernelzero";
-  return "/tmp/kernelzero-cache";
 }
 
 class ServeCommandImpl : public ServeCommand {
@@ -106,7 +100,7 @@ class ServeCommandImpl : public ServeCommand {
 
   void FinishOptions() {
     o_.device = device_;
-    if (o_.cache_dir.empty()) o_.cache_dir = DefaultCacheDir();
+    if (o_.cache_dir.empty()) o_.cache_dir = verify::DefaultCacheDir();
     if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
     if (db_.empty()) db_ = o_.cache_dir + "/serve/jobs.db";
     db_ = util::AbsolutePath(db_);

@@ -20,13 +20,6 @@ namespace kz::cli {
 namespace {
 using nlohmann::json;
 
-std::string DefaultCacheDir() {
-  if (const char* d = std::getenv("KZ_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kernelzero";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kernelzero";
-  return "/tmp/kernelzero-cache";
-}
-
 class VerifyCommandImpl : public VerifyCommand {
  public:
   VerifyCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
@@ -130,7 +123,7 @@ class VerifyCommandImpl : public VerifyCommand {
     o_.screen = !no_screen_;
     o_.max_source_bytes = static_cast<uint64_t>(max_source_mib_ * double(1u << 20));
     o_.cache_max_bytes = static_cast<uint64_t>(cache_max_gib_ * double(1ull << 30));
-    if (o_.cache_dir.empty()) o_.cache_dir = DefaultCacheDir();
+    if (o_.cache_dir.empty()) o_.cache_dir = verify::DefaultCacheDir();
     if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
   }
 

@@ -1,5 +1,6 @@
 #include "verify/sample.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -9,6 +10,13 @@
 #include "util/fs.h"
 
 namespace kz::verify {
+
+std::string DefaultCacheDir() {
+  if (const char* d = std::getenv("KZ_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kernelzero";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kernelzero";
+  return "/tmp/kernelzero-cache";
+}
 
 std::string DetectBackend(const std::string& candidate_source) {
   // An import of load_inline (it may be called under an alias) or a call of it, on a line

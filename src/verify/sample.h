@@ -37,6 +37,9 @@ struct VerifyOptions {
   std::string arch_list;               // "" = the GPU's capability, else 9.0
 };
 
+// $KZ_CACHE_DIR, else $XDG_CACHE_HOME/kernelzero, else ~/.cache/kernelzero.
+std::string DefaultCacheDir();
+
 // "cuda" when the candidate calls load_inline, "triton" otherwise.
 std::string DetectBackend(const std::string& candidate_source);
 

@@ -85,39 +85,48 @@ std::pair<std::string, bool> Rejections(const json& screen) {
 }
 }  // namespace
 
-void Verifier::ScreenAll(std::vector<Work>& work) const {
+void Verifier::RunPerSample(std::vector<Work>& work, const MakeCall& make_call,
+                            const OnReply& on_reply) const {
   util::ProcessSet set;
   std::map<util::ProcessSet::Id, std::pair<Work*, std::string>> running;  // work, token
   for (auto& w : work) {
-    if (w.done) continue;
+    if (auto call = make_call(w))
+      running[set.Start(worker::MakeWorkerSpec(worker_, *call))] = {&w, call->token};
+  }
+  while (set.running() > 0) {
+    for (auto& [id, proc] : set.WaitAny()) {
+      auto [w, token] = running[id];
+      on_reply(*w, worker::ParseWorkerReply(std::move(proc), token));
+    }
+  }
+}
+
+void Verifier::ScreenAll(std::vector<Work>& work) const {
+  auto make = [&](const Work& w) -> std::optional<worker::WorkerCall> {
+    if (w.done) return std::nullopt;
     worker::WorkerCall call;
     call.request = {{"op", "screen"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
                     {"backend", w.backend}, {"policy", options_.policy}};
     call.wall_limit_s = 60;
-    running[set.Start(worker::MakeWorkerSpec(worker_, call))] = {&w, call.token};
-  }
-  while (set.running() > 0) {
-    for (auto& [id, proc] : set.WaitAny()) {
-      auto [wp, token] = running[id];
-      Work& w = *wp;
-      auto reply = worker::ParseWorkerReply(std::move(proc), token);
-      if (!reply.result || !reply.result->value("ok", false) || !reply.result->contains("screen")) {
-        w.verdict["stages"]["screen"] = {{"status", "error"}};
-        SetOutcome(w.verdict, Status::kRuntimeError,
-                   "the static screen could not run: " + worker::DescribeEnd(reply.process), "screen_failed");
-        w.done = true;
-        continue;
-      }
-      json screen = (*reply.result)["screen"];
-      auto [text, integrity] = Rejections(screen);
-      screen["status"] = screen.value("verdict", "pass");
-      w.verdict["stages"]["screen"] = screen;
-      if (integrity) {
-        SetOutcome(w.verdict, Status::kRejected, "screen (" + options_.policy + "): " + text, "screen");
-        w.done = true;
-      }
+    return call;
+  };
+  RunPerSample(work, make, [&](Work& w, const worker::WorkerReply& reply) {
+    if (!reply.result || !reply.result->value("ok", false) || !reply.result->contains("screen")) {
+      w.verdict["stages"]["screen"] = {{"status", "error"}};
+      SetOutcome(w.verdict, Status::kRuntimeError,
+                 "the static screen could not run: " + worker::DescribeEnd(reply.process), "screen_failed");
+      w.done = true;
+      return;
     }
-  }
+    json screen = (*reply.result)["screen"];
+    auto [text, integrity] = Rejections(screen);
+    screen["status"] = screen.value("verdict", "pass");
+    w.verdict["stages"]["screen"] = screen;
+    if (integrity) {
+      SetOutcome(w.verdict, Status::kRejected, "screen (" + options_.policy + "): " + text, "screen");
+      w.done = true;
+    }
+  });
 }
 
 namespace {
@@ -144,41 +153,34 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
   std::optional<json> env = worker::ProbeEnvironment(worker_);
   compile::ExtractCache extract_cache(cache_.root());
   auto key = [&](const Work& w) { return compile::ExtractCache::Key(w.candidate_text, *env); };
-  util::ProcessSet set;
-  std::map<util::ProcessSet::Id, std::pair<Work*, std::string>> running;  // work, token
-  for (auto& w : work) {
-    if (w.done || w.backend != "cuda") continue;
+  auto make = [&](Work& w) -> std::optional<worker::WorkerCall> {
+    if (w.done || w.backend != "cuda") return std::nullopt;
     if (auto hit = env ? extract_cache.Lookup(key(w)) : std::nullopt) {
       w.calls = (*hit)["calls"];
       w.build_env = hit->value("env", json::object());
       w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "hit"}};
-      continue;
+      return std::nullopt;
     }
     worker::WorkerCall call;
     call.request = {{"op", "extract"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)}};
     call.env = {{"CUDA_VISIBLE_DEVICES", ""}};
     call.wall_limit_s = options_.extract_timeout_s;
     call.max_rss_bytes = options_.max_host_mem_mib << 20;
-    running[set.Start(worker::MakeWorkerSpec(worker_, call))] = {&w, call.token};
-  }
-  while (set.running() > 0) {
-    for (auto& [id, proc] : set.WaitAny()) {
-      auto [wp, token] = running[id];
-      Work& w = *wp;
-      auto reply = worker::ParseWorkerReply(std::move(proc), token);
-      if (!reply.result || !reply.result->value("ok", false)) {
-        w.done = true;
-        ApplyExtractFailure(w.verdict, reply);
-        continue;
-      }
-      w.calls = reply.result->value("calls", json::array());
-      w.build_env = reply.result->value("env", json::object());
-      w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "miss"}, {"seconds", reply.process.wall_s}};
-      std::string err;  // a failed store only costs a later re-extraction
-      if (env && w.build_env.value("torch", "") == env->value("torch", ""))
-        extract_cache.Store(key(w), {{"calls", w.calls}, {"env", w.build_env}}, &err);
+    return call;
+  };
+  RunPerSample(work, make, [&](Work& w, const worker::WorkerReply& reply) {
+    if (!reply.result || !reply.result->value("ok", false)) {
+      w.done = true;
+      ApplyExtractFailure(w.verdict, reply);
+      return;
     }
-  }
+    w.calls = reply.result->value("calls", json::array());
+    w.build_env = reply.result->value("env", json::object());
+    w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "miss"}, {"seconds", reply.process.wall_s}};
+    std::string err;  // a failed store only costs a later re-extraction
+    if (env && w.build_env.value("torch", "") == env->value("torch", ""))
+      extract_cache.Store(key(w), {{"calls", w.calls}, {"env", w.build_env}}, &err);
+  });
 }
 
 void Verifier::CompileAll(std::vector<Work>& work) const {

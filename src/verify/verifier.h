@@ -33,6 +33,11 @@ class Verifier {
   struct Work;
   void Prepare(const Sample& sample, Work& w) const;
   void ScreenAll(std::vector<Work>& work) const;
+  // One worker call per sample for which make_call returns one, all at once in one
+  // ProcessSet; on_reply gets each reply (token-checked) as it arrives.
+  using MakeCall = std::function<std::optional<worker::WorkerCall>(Work&)>;
+  using OnReply = std::function<void(Work&, const worker::WorkerReply&)>;
+  void RunPerSample(std::vector<Work>& work, const MakeCall& make_call, const OnReply& on_reply) const;
   void ExtractAll(std::vector<Work>& work) const;
   void CompileAll(std::vector<Work>& work) const;
   void ApplyBuild(Work& w, const compile::BuildResult& r) const;
