@@ -18,7 +18,6 @@ import fcntl
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 import time
 
@@ -157,7 +156,3 @@ def accelerated(pch_root: str, report: dict):
         yield
     finally:
         ce._run_ninja_build = real
-
-
-def clear_pch(pch_root: str) -> None:
-    shutil.rmtree(pch_root, ignore_errors=True)

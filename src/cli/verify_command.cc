@@ -61,9 +61,9 @@ class VerifyCommandImpl : public VerifyCommand {
   int Run() override {
     if (!cmd_->parsed()) return verify::kExitUsage;
     std::vector<verify::Sample> samples;
-    if (int rc = CollectSamples(&samples); rc != 0) return rc;
-    FinishOptions();
     auto gpus = o_.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
+    if (int rc = CollectSamples(!gpus.empty(), &samples); rc != 0) return rc;
+    FinishOptions();
     if (device_ && std::none_of(gpus.begin(), gpus.end(), [&](auto& g) { return g.index == *device_; })) {
       std::cerr << "kz verify: no GPU with index " << *device_ << " on this host ("
                 << gpus.size() << " found)\n";
@@ -91,13 +91,12 @@ class VerifyCommandImpl : public VerifyCommand {
   }
 
  private:
-  int CollectSamples(std::vector<verify::Sample>* samples) {
+  int CollectSamples(bool on_gpu, std::vector<verify::Sample>* samples) {
     std::string err;
     if (!manifest_.empty()) {
       if (!ref_.empty() || !candidate_.empty()) return Usage("use either --manifest or --ref/--candidate");
       std::string base = std::filesystem::current_path().string();
-      bool gpu_expected = !o_.cpu_only && !verify::DetectGpus().empty();
-      if (!verify::ReadManifest(manifest_, base, gpu_expected, samples, &err)) return Usage(err);
+      if (!verify::ReadManifest(manifest_, base, on_gpu, samples, &err)) return Usage(err);
       if (samples->empty()) return Usage(manifest_ + ": no samples");
     } else {
       if (ref_.empty() || candidate_.empty()) return Usage("--ref and --candidate are required (or --manifest)");

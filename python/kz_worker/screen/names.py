@@ -14,13 +14,6 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def const_str(node):
-    """The value of a string constant node, else None."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
-
-
 def fold_str(node, strings=None):
     """A string expression folded to its value: constants, `+`, f-strings of constants,
     `sep.join([...])` and names in `strings` (module-level string constants); else None."""
