@@ -1,4 +1,5 @@
 #include "verify/summary.h"
+#include "verify/finding.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -53,8 +54,8 @@ std::string Summarize(const json& v) {
   if (st.contains("screen"))
     for (const auto& f : st["screen"].value("findings", json::array()))
       if (f.value("severity", "") == "warn")
-        out += "  screen warning: [" + f.value("rule", "") + "] line " + std::to_string(f.value("line", 0)) +
-               ": " + f.value("message", "") + "\n";
+        out += "  screen warning: [" + f.value("rule", "") + "] " + FindingLocation(f) + ": " +
+               f.value("message", "") + "\n";
   for (const auto& f : v.value("flags", json::array())) out += "  flag: " + f.get<std::string>() + "\n";
   for (const auto& n : v["not_checked"]) out += "  not checked: " + n.get<std::string>() + "\n";
   return out;

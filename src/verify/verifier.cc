@@ -8,6 +8,7 @@
 #include "compile/extract_cache.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "verify/finding.h"
 #include "verify/verdict.h"
 
 namespace kz::verify {
@@ -78,8 +79,7 @@ std::pair<std::string, bool> Rejections(const json& screen) {
     if (f.value("severity", "") != "reject") continue;
     if (f.value("rule", "") != "py.syntax") integrity = true;
     if (!text.empty()) text += "; ";
-    text += f.value("rule", "?") + " at line " + std::to_string(f.value("line", 0)) + ": " +
-            f.value("message", "");
+    text += f.value("rule", "?") + " " + FindingLocation(f) + ": " + f.value("message", "");
   }
   return {text, integrity};
 }

@@ -53,6 +53,9 @@ CH=tests/corpus/cheats/silu_launched_torch_output_triton.py
 expect_exit 14 "screen rejects PyTorch compute in forward (strict)" -- "${V[@]}" --json --ref tests/corpus/tasks/silu.py --candidate $CH
 json_check "rejected verdict names the rule and the policy" 'v["status"] == "rejected" and v["policy"] == "strict" and "py.torch_compute" in v["reason"] and "correctness" not in v["stages"]'
 json_check "screen stage lists the finding with a line" 'any(f["rule"] == "py.torch_compute" and f["line"] > 0 for f in v["stages"]["screen"]["findings"])'
+# A file-level finding has no line (null): reported as "(whole file)", never a crash.
+expect_exit 14 "screen rejects a file-level finding (gen.no_kernel)" -- "${V[@]}" --json --ref tests/corpus/tasks/layernorm.py --candidate tests/corpus/cheats/layernorm_pure_torch.py
+json_check "whole-file finding named in the reason" '"gen.no_kernel (whole file)" in v["reason"]'
 expect_exit 0 "kernelbench policy only warns on PyTorch compute" -- "${V[@]}" --json --policy kernelbench --ref tests/corpus/tasks/silu.py --candidate $CH
 json_check "warning is kept in the verdict" 'v["policy"] == "kernelbench" and any(f["severity"] == "warn" for f in v["stages"]["screen"]["findings"])'
 expect_exit 0 "--no-screen skips the screen" -- "${V[@]}" --json --no-screen --ref $T/relu.py --candidate $C/relu_triton_ok.py
