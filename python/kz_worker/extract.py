@@ -3,16 +3,30 @@
 The candidate module is executed with `load_inline` replaced by `inline.Recorder`;
 it must still define `ModelNew`. Result: `{"ok": true, "calls": [...], "env": {...}}`
 or `{"ok": false, "error": {"kind", "message", "line", "traceback"}}` with kind
-python_syntax, import_error or missing_model_new.
+python_syntax, import_error, missing_model_new or source_too_large (the sources of the
+calls, generated at import time, add up to more than `max_source_bytes`, default 8 MiB).
+
+Each call also says where its sources are in the candidate file, so compiler
+diagnostics can be mapped back (src/compile/source_map.h): `"candidate_file"` (the
+file's base name) and `"source_lines": {"cpp_sources": [L | null, ...],
+"cuda_sources": [...]}`, where L is the line of the candidate file holding the first
+line of that source string, when the string is (a part of, or the dedented) string
+literal of the file, and null when it was built at run time.
 """
 
+import ast
+import os
 import platform
+import textwrap
 
 import torch
 
 from . import inline, loader
 from .failure import Failure
 from .protocol import ProtocolError
+
+MAX_SOURCE_BYTES = 8 << 20
+_SOURCE_FIELDS = ("cpp_sources", "cuda_sources")
 
 
 def env_info() -> dict:
@@ -21,11 +35,90 @@ def env_info() -> dict:
             "python": platform.python_version()}
 
 
+def _literals(text: str) -> list:
+    """(line, value) of every non-empty string literal of the module source `text`."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value]
+
+
+def _lines_agree(piece: str, file_lines: list, first: int) -> bool:
+    """True when each non-blank line of `piece` appears on its line of the file, counted
+    from line `first`: the check that the literal's lines really are the file's lines
+    (escaped newlines, implicit concatenation and continuations break that)."""
+    for offset, line in enumerate(piece.split("\n")):
+        text = line.strip()
+        index = first - 1 + offset
+        if index >= len(file_lines):
+            return False
+        if text and text not in file_lines[index]:
+            return False
+    return True
+
+
+def _first_line(piece: str, literals: list, file_lines: list):
+    """Line of the candidate file holding the first line of `piece`, or None."""
+    if not piece.strip():
+        return None
+    matches = []
+    for lineno, value in literals:
+        for text in (value, textwrap.dedent(value)):
+            at = text.find(piece)
+            if at >= 0:
+                matches.append((text != piece, lineno + text.count("\n", 0, at)))
+                break
+    for _, line in sorted(matches):  # exact literals first, then the file's order
+        if _lines_agree(piece, file_lines, line):
+            return line
+    return None
+
+
+def annotate_source_lines(calls: list, path: str) -> None:
+    """Add `candidate_file` and `source_lines` to each call (see the module docstring).
+    Never raises: a file that cannot be read or parsed gives null lines."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        text = ""
+    literals = _literals(text) if calls else []
+    file_lines = text.splitlines()
+    for call in calls:
+        call["candidate_file"] = os.path.basename(path)
+        call["source_lines"] = {
+            field: [_first_line(piece, literals, file_lines) if isinstance(piece, str) else None
+                    for piece in call.get(field) or []]
+            for field in _SOURCE_FIELDS}
+
+
+def _too_large(calls: list, limit: int):
+    """The error of calls whose sources add up to more than `limit` bytes, else None."""
+    total = 0
+    for call in calls:
+        size = sum(len(piece.encode("utf-8", errors="replace"))
+                   for field in _SOURCE_FIELDS for piece in call.get(field) or []
+                   if isinstance(piece, str))
+        total += size
+        if total > limit:
+            return {"kind": "source_too_large", "line": None,
+                    "message": (f"load_inline call '{call.get('name')}': its sources are "
+                                f"{size / (1 << 20):.1f} MiB ({total / (1 << 20):.1f} MiB with "
+                                f"the calls before it), over the limit of "
+                                f"{limit / (1 << 20):g} MiB for the sources of a candidate")}
+    return None
+
+
 def extract_op(request: dict) -> dict:
     """Handle an `extract` request and return its result frame."""
     path = request.get("candidate_path")
     if not isinstance(path, str):
         raise ProtocolError("candidate_path: expected a string")
+    limit = request.get("max_source_bytes", MAX_SOURCE_BYTES)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        raise ProtocolError("max_source_bytes: expected a positive integer")
     recorder = inline.Recorder()
     try:
         with inline.replaced(recorder):
@@ -34,4 +127,8 @@ def extract_op(request: dict) -> dict:
         error = failure.error()
         error.setdefault("line", None)
         return {"type": "result", "ok": False, "error": error}
+    error = _too_large(recorder.calls, limit)
+    if error is not None:
+        return {"type": "result", "ok": False, "error": error}
+    annotate_source_lines(recorder.calls, path)
     return {"type": "result", "ok": True, "calls": recorder.calls, "env": env_info()}

@@ -7,10 +7,14 @@ hooks its ninja step and, before ninja runs:
   built once per exact flag set under `pch_root` (GCC checks a PCH against the flags and
   ignores an unusable one: a mismatch costs time, never correctness; `-Winvalid-pch`
   says so in the log);
-- device: compiles `cuda.cu` against `kz_torch_lite.h` instead of `<torch/types.h>` /
+- device, fastest first (`header_mode`):
+  `split`: cuda.cu is cut into a torch-free device part (nvcc, ~1 s) and a host part
+  appended to main.cpp (g++ with the PCH); see cusplit.py;
+  `lite`: cuda.cu is compiled against `kz_torch_lite.h` instead of `<torch/types.h>` /
   `<torch/extension.h>` (the Tensor class, factory ops, the `torch::` names and dtype
-  constants: a subset of the same declarations). Sources that need more fail to compile
-  against it and are rebuilt with the original headers (`header_mode: "full"`).
+  constants: a subset of the same declarations);
+  `full`: torch's own files. A mode that fails to compile or link falls back to the next,
+  so a source that needs more than a mode offers costs time, never correctness.
 """
 
 import contextlib
@@ -22,6 +26,8 @@ import subprocess
 import time
 
 import torch.utils.cpp_extension as ce
+
+from . import cusplit
 
 LITE_NAME = "kz_torch_lite.h"
 PCH_NAME = "kz_torch_ext.h"
@@ -103,53 +109,89 @@ def ensure_pch(pch_root: str, cxx: str, cflags: str) -> tuple[str, float]:
     return pch_dir, time.monotonic() - start
 
 
-def _prepare(build_dir: str, pch_root: str, report: dict) -> str | None:
-    """Edit the build before ninja runs; returns the original cuda.cu text if it was
-    switched to the lite header."""
+def _add_pch(build_dir: str, pch_root: str, report: dict) -> None:
+    """Give main.cpp's compile the precompiled torch header (report says whether)."""
     ninja = os.path.join(build_dir, "build.ninja")
     nv = _ninja_vars(ninja)
-    if pch_root and "cflags" in nv:
-        try:
-            pch_dir, secs = ensure_pch(pch_root, nv.get("cxx", "c++"), nv["cflags"])
-            report["pch_seconds"] = round(secs, 3)
-            _set_ninja_var(ninja, "cflags", f'{nv["cflags"]} -I{pch_dir} -include {PCH_NAME} -Winvalid-pch')
-            report["pch"] = True
-        except (OSError, subprocess.CalledProcessError) as exc:
-            report["pch"] = False
-            report["pch_error"] = str(exc)[-500:]
-    cu = os.path.join(build_dir, "cuda.cu")
-    if not os.path.isfile(cu):
+    if not pch_root or "cflags" not in nv:
+        return
+    try:
+        pch_dir, secs = ensure_pch(pch_root, nv.get("cxx", "c++"), nv["cflags"])
+        report["pch_seconds"] = round(secs, 3)
+        _set_ninja_var(ninja, "cflags", f'{nv["cflags"]} -I{pch_dir} -include {PCH_NAME} -Winvalid-pch')
+        report["pch"] = True
+    except (OSError, subprocess.CalledProcessError) as exc:
+        report["pch"] = False
+        report["pch_error"] = str(exc)[-500:]
+
+
+def _read(path: str):
+    if not os.path.isfile(path):
         return None
-    with open(cu) as f:
-        original = f.read()
-    lite = _TORCH_INCLUDE.sub(f'#include "{LITE_NAME}"', original)
-    if lite == original:
-        return None
-    with open(os.path.join(build_dir, LITE_NAME), "w") as f:
-        f.write(LITE_HEADER)
-    with open(cu, "w") as f:
-        f.write(lite)
-    return original
+    with open(path) as f:
+        return f.read()
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _modes(cu: str | None, report: dict) -> list:
+    """Header modes to try, fastest first: split (torch-free device part), lite, full."""
+    if cu is None:
+        return ["full"]
+    modes = []
+    try:
+        report["split_kernels"] = len(cusplit.split(cu).kernels)
+        modes.append("split")
+    except cusplit.Unsplittable as exc:
+        report["split_skipped"] = str(exc)
+    if _TORCH_INCLUDE.search(cu):
+        modes.append("lite")
+    return modes + ["full"]
+
+
+def _apply(build_dir: str, mode: str, cu: str | None, main: str | None) -> None:
+    """Write cuda.cu and main.cpp for `mode` from their original texts."""
+    cu_path, main_path = os.path.join(build_dir, "cuda.cu"), os.path.join(build_dir, "main.cpp")
+    for obj in ("main.o", "cuda.cuda.o"):                # a retry must not reuse a stale object
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(build_dir, obj))
+    if mode == "split":
+        parts = cusplit.split(cu)
+        _write(cu_path, parts.device)
+        _write(main_path, f'{parts.host}#line 1 "main.cpp"\n{main}')
+        return
+    if main is not None:
+        _write(main_path, main)
+    if cu is not None:
+        _write(cu_path, _TORCH_INCLUDE.sub(f'#include "{LITE_NAME}"', cu) if mode == "lite" else cu)
+    if mode == "lite":
+        _write(os.path.join(build_dir, LITE_NAME), LITE_HEADER)
 
 
 @contextlib.contextmanager
 def accelerated(pch_root: str, report: dict):
-    """Within this block, `load_inline` builds use the PCH and the lite header (with the
-    fallback described above). `report` receives pch, header_mode and timings."""
+    """Within this block, `load_inline` builds use the PCH and the fastest header mode
+    that compiles (split, then lite, then torch's own full headers). `report` receives
+    pch, header_mode, the modes that failed (`fallbacks`) and timings."""
     real = ce._run_ninja_build
 
     def run(build_directory, verbose, error_prefix):
-        original = _prepare(build_directory, pch_root, report)
-        report["header_mode"] = "lite" if original is not None else "full"
-        try:
-            return real(build_directory, verbose, error_prefix)
-        except RuntimeError:
-            if original is None:
-                raise
-            with open(os.path.join(build_directory, "cuda.cu"), "w") as f:
-                f.write(original)
-            report["header_mode"] = "full"
-            return real(build_directory, verbose, error_prefix)
+        _add_pch(build_directory, pch_root, report)
+        cu = _read(os.path.join(build_directory, "cuda.cu"))
+        main = _read(os.path.join(build_directory, "main.cpp"))
+        modes = _modes(cu, report) if main is not None else ["full"]
+        for i, mode in enumerate(modes):
+            _apply(build_directory, mode, cu, main)
+            report["header_mode"] = mode
+            try:
+                return real(build_directory, verbose, error_prefix)
+            except RuntimeError:
+                if i == len(modes) - 1:
+                    raise
+                report.setdefault("fallbacks", []).append(mode)
 
     ce._run_ninja_build = run
     try:

@@ -15,32 +15,52 @@ def write_build(tmp_path, cu):
     (tmp_path / "cuda.cu").write_text(cu)
 
 
-def test_cuda_source_switches_to_the_lite_header(tmp_path):
-    original = "#include <torch/types.h>\n#include <cuda.h>\n  #include <torch/extension.h>\n__global__ void k() {}\n"
-    write_build(tmp_path, original)
+MAIN = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x);\n"
+SPLITTABLE = ("#include <torch/types.h>\n#include <cuda.h>\n__global__ void k(float* y) { y[0] = 1; }\n"
+              "torch::Tensor f(torch::Tensor x) { k<<<1, 1>>>(x.data_ptr<float>()); return x; }\n")
+
+
+def test_modes_fastest_first():
     report = {}
-    returned = fastbuild._prepare(str(tmp_path), "", report)
-    assert returned == original
+    assert fastbuild._modes(SPLITTABLE, report) == ["split", "lite", "full"]
+    assert report["split_kernels"] == 1
+    report = {}
+    template = "#include <torch/types.h>\ntemplate <typename T> __global__ void k(T* y) {}\n"
+    assert fastbuild._modes(template, report) == ["lite", "full"]
+    assert report["split_skipped"] == "template kernel"
+    assert fastbuild._modes("#include <cuda.h>\n__global__ void k() {}\n", {}) == ["split", "full"]
+    assert fastbuild._modes(None, {}) == ["full"]
+
+
+def test_each_mode_writes_its_sources_from_the_originals(tmp_path):
+    write_build(tmp_path, SPLITTABLE)
+    (tmp_path / "main.cpp").write_text(MAIN)
+    (tmp_path / "main.o").write_text("stale")
+    fastbuild._apply(str(tmp_path), "split", SPLITTABLE, MAIN)
+    cu, main = (tmp_path / "cuda.cu").read_text(), (tmp_path / "main.cpp").read_text()
+    assert "torch/" not in cu and "torch::" not in cu and "__global__ void k" in cu
+    assert "__cudaPushCallConfiguration(1, 1)" in main and main.endswith('#line 1 "main.cpp"\n' + MAIN)
+    assert not (tmp_path / "main.o").exists(), "a retry must not link a stale object"
+    fastbuild._apply(str(tmp_path), "lite", SPLITTABLE, MAIN)
+    assert (tmp_path / "main.cpp").read_text() == MAIN
     text = (tmp_path / "cuda.cu").read_text()
-    assert "torch/types.h" not in text and "torch/extension.h" not in text
-    assert text.count(f'#include "{fastbuild.LITE_NAME}"') == 2
+    assert "torch/types.h" not in text and f'#include "{fastbuild.LITE_NAME}"' in text
     assert (tmp_path / fastbuild.LITE_NAME).read_text() == fastbuild.LITE_HEADER
-    assert "pch" not in report, "no PCH without a pch_root"
-
-
-def test_source_without_torch_includes_is_left_alone(tmp_path):
-    write_build(tmp_path, "#include <cuda.h>\n__global__ void k() {}\n")
-    assert fastbuild._prepare(str(tmp_path), "", {}) is None
+    fastbuild._apply(str(tmp_path), "full", SPLITTABLE, MAIN)
+    assert (tmp_path / "cuda.cu").read_text() == SPLITTABLE
 
 
 def test_pch_flags_are_added_to_the_host_compile(tmp_path, monkeypatch):
     write_build(tmp_path, "__global__ void k() {}\n")
     monkeypatch.setattr(fastbuild, "ensure_pch", lambda root, cxx, cflags: ("/pch/dir", 0.5))
     report = {}
-    fastbuild._prepare(str(tmp_path), str(tmp_path / "pch"), report)
+    fastbuild._add_pch(str(tmp_path), str(tmp_path / "pch"), report)
     cflags = fastbuild._ninja_vars(str(tmp_path / "build.ninja"))["cflags"]
     assert cflags.endswith(f"-I/pch/dir -include {fastbuild.PCH_NAME} -Winvalid-pch")
     assert report["pch"] is True and report["pch_seconds"] == 0.5
+    report = {}
+    fastbuild._add_pch(str(tmp_path), "", report)
+    assert "pch" not in report, "no PCH without a pch_root"
 
 
 FULL_ONLY = r"""
@@ -60,3 +80,20 @@ def test_source_needing_full_headers_falls_back(tmp_path, monkeypatch):
                              "accelerate": {"pch_root": ""}})
     assert result["ok"] is True, result
     assert result["build"]["header_mode"] == "full"
+    assert result["build"]["fallbacks"] == ["lite"] and result["build"]["split_skipped"] == "no __global__ kernel"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/usr/local/cuda/bin/nvcc"), reason="needs nvcc")
+def test_split_build_compiles_links_and_imports(tmp_path, monkeypatch):
+    """The split build of a source with a namespace, a __constant__, a host launcher and
+    host state: one try, no fallback, the module imports (load_inline imports it)."""
+    from test_cusplit import SOURCE, PREFIX
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    call = {"name": "kz_test_split", "cpp_sources": ["torch::Tensor run(torch::Tensor x);"],
+            "cuda_sources": [SOURCE[len(PREFIX):]], "functions": ["run"]}
+    result = build.build_op({"call": call, "build_dir": str(tmp_path / "b"), "accelerate": {"pch_root": ""}})
+    assert result["ok"] is True, result
+    assert result["build"]["header_mode"] == "split" and "fallbacks" not in result["build"]
+    assert result["build"]["split_kernels"] == 1

@@ -1,25 +1,36 @@
 #include "compile/builder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 
+#include "compile/build_procs.h"
 #include "compile/diagnostics.h"
+#include "compile/source_map.h"
 #include "util/fs.h"
 
 namespace kz::compile {
 namespace {
+
+constexpr int kScanEveryMs = 250;  // how often the memory of running builds is measured
 
 struct Pending {
   size_t first_index;          // the call this build is for; others with the key share it
   std::string staging;
   std::chrono::steady_clock::time_point start;
   std::string token;           // the build call's session token
+  std::string marker;          // KZ_BUILD_ID of every process of this build
+  bool memory_killed = false;  // its processes together passed the memory limit
+  uint64_t peak_rss_bytes = 0; // of all its processes together
 };
 
+std::string MiB(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
 worker::WorkerCall BuildCall(const nlohmann::json& call, const std::string& staging,
-                             const worker::WorkerConfig& worker, const BuilderOptions& o) {
+                             const std::string& marker, const worker::WorkerConfig& worker,
+                             const BuilderOptions& o) {
   worker::WorkerCall wc;
   wc.request = {{"op", "build"}, {"call", call}, {"build_dir", staging}};
   if (o.accelerate) wc.request["accelerate"] = {{"pch_root", o.pch_root}};
@@ -28,34 +39,57 @@ worker::WorkerCall BuildCall(const nlohmann::json& call, const std::string& stag
   if (!path.empty()) path += ":";
   path += old_path ? old_path : "/usr/bin:/bin";
   wc.env = {{"CUDA_VISIBLE_DEVICES", ""}, {"TORCH_CUDA_ARCH_LIST", o.env.arch_list},
-            {"TORCH_EXTENSIONS_DIR", staging}, {"MAX_JOBS", "2"}, {"PATH", path}};
+            {"TORCH_EXTENSIONS_DIR", staging}, {"MAX_JOBS", "2"}, {"PATH", path},
+            {kBuildMarkerVar, marker}};
   if (!std::getenv("CUDA_HOME")) wc.env.emplace_back("CUDA_HOME", "/usr/local/cuda");
   wc.wall_limit_s = o.timeout_s;
   wc.max_rss_bytes = o.max_rss_bytes;
   return wc;
 }
 
-// Turns a finished build child into a result, publishing the library on success.
-BuildResult Finish(const worker::WorkerReply& reply, const std::string& staging,
-                   const std::string& key, const nlohmann::json& call, const ExtensionCache& cache) {
+// Turns a finished build child into a result, publishing the library on success. Its
+// diagnostics are the compiler's (trimmed), not yet mapped to any candidate: that is done
+// per call, since calls of one key may come from different files.
+BuildResult Finish(const worker::WorkerReply& reply, const Pending& pending, const std::string& key,
+                   const nlohmann::json& call, const ExtensionCache& cache, const BuilderOptions& o) {
   BuildResult r;
   r.name = call.value("name", "");
   r.key = key;
+  const std::string& staging = pending.staging;
   const auto& p = reply.process;
+  if (pending.memory_killed || (!reply.result && p.end == util::ProcessEnd::kMemoryExceeded)) {
+    r.error_kind = "memory_limit";
+    uint64_t used = std::max(pending.peak_rss_bytes, p.peak_rss_bytes);
+    r.diagnostics = "the build exceeded its host-memory limit of " + MiB(o.max_rss_bytes) + " (" +
+                    MiB(used) + " resident in the build worker and its compiler processes together); "
+                    "all of them were killed. The limit is kz verify's --max-host-mem.\n" +
+                    TrimDiagnostics(p.stderr_tail);
+    util::RemoveAll(staging);
+    return r;
+  }
   if (!reply.result) {
-    r.error_kind = p.end == util::ProcessEnd::kTimedOut         ? "timeout"
-                   : p.end == util::ProcessEnd::kMemoryExceeded ? "memory_limit"
-                                                                : "crash";
-    r.diagnostics = "the build process " + worker::DescribeEnd(p) + "\n" + TrimDiagnostics(p.stderr_tail);
+    r.error_kind = p.end == util::ProcessEnd::kTimedOut ? "timeout" : "crash";
+    r.diagnostics = "the build process " + worker::DescribeEnd(p) +
+                    (p.end == util::ProcessEnd::kTimedOut ? " (with its compiler processes)" : "") + "\n" +
+                    TrimDiagnostics(p.stderr_tail);
     util::RemoveAll(staging);
     return r;
   }
   const auto& res = *reply.result;
   if (!res.value("ok", false)) {
-    r.error_kind = "compile_error";
     std::string msg = res.contains("error") ? res["error"].value("message", "") : "";
+    if (auto env = ClassifyBuildFailure(msg)) {  // not the sources' fault: not cached
+      r.error_kind = env->kind;
+      r.diagnostics = env->reason + "\n" + TrimDiagnostics(msg);
+      util::RemoveAll(staging);
+      return r;
+    }
+    r.error_kind = "compile_error";
     r.diagnostics = TrimDiagnostics(msg);
-    // Cache the failure too: the same sources fail the same way.
+    // Cache the failure too: the same sources fail the same way. The entry is its
+    // meta.json alone, not the build's leftovers.
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(staging, ec)) std::filesystem::remove_all(e.path(), ec);
     std::string ignored, err;
     nlohmann::json meta = {{"ok", false}, {"name", r.name}, {"diagnostics", r.diagnostics}};
     if (!cache.Publish(staging, key, r.name, meta, &ignored, &err)) util::RemoveAll(staging);
@@ -95,12 +129,17 @@ class BuildBatch {
     LookupAll();
     while (next_ < to_build_.size() || !running_.empty()) {
       StartMore();
-      for (auto& [id, proc] : set_.WaitAny()) {
+      auto finished = set_.WaitAny(kScanEveryMs);
+      EnforceMemoryLimit();
+      for (auto& [id, proc] : finished) {
         Pending p = running_[id];
         running_.erase(id);
+        // Compilers that outlived their worker (ninja puts each in a group of its own, which
+        // a timeout's group kill misses) are killed here.
+        KillBuildProcesses(p.marker);
         auto reply = worker::ParseWorkerReply(std::move(proc), p.token);
         size_t i = p.first_index;
-        Complete(Finish(reply, p.staging, keys_[i], calls_[i], cache_), Since(p.start));
+        Complete(Finish(reply, p, keys_[i], calls_[i], cache_, options_), Since(p.start));
       }
     }
     return std::move(results_);
@@ -109,6 +148,30 @@ class BuildBatch {
  private:
   static double Since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // Measures each running build's processes together (worker, ninja, every compiler) and
+  // kills a build over the memory limit; its worker then ends and Finish reports it.
+  void EnforceMemoryLimit() {
+    if (!options_.max_rss_bytes || running_.empty()) return;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_scan_ < std::chrono::milliseconds(kScanEveryMs)) return;
+    last_scan_ = now;
+    auto procs = FindBuildProcesses();
+    for (auto& [id, p] : running_) {
+      auto it = procs.find(p.marker);
+      if (it == procs.end()) continue;
+      p.peak_rss_bytes = std::max(p.peak_rss_bytes, it->second.rss_bytes);
+      if (!p.memory_killed && it->second.rss_bytes > options_.max_rss_bytes) {
+        p.memory_killed = true;
+        KillBuildProcesses(p.marker);
+      }
+    }
+  }
+
+  // The diagnostics of a failed result, mapped to call `j`'s own sources and file.
+  void MapFor(size_t j, BuildResult& r) const {
+    if (!r.ok && !r.diagnostics.empty()) r.diagnostics = MapDiagnostics(r.diagnostics, LayoutOf(calls_[j]));
   }
 
   void LookupAll() {
@@ -125,6 +188,7 @@ class BuildBatch {
         r.ok = entry->ok;
         r.library = entry->library;
         if (!entry->ok) r.error_kind = "compile_error", r.diagnostics = entry->diagnostics;
+        MapFor(i, r);
         r.seconds = Since(t0);
         Report(r);
         continue;
@@ -142,12 +206,15 @@ class BuildBatch {
       if (staging.empty()) {
         BuildResult failed = results_[i];
         failed.error_kind = "cache";
-        failed.diagnostics = err;
+        failed.diagnostics = "cannot build: the cache directory " + cache_.root() +
+                             " is not writable (" + err + ")";
         Complete(failed, 0);
         continue;
       }
-      auto call = BuildCall(calls_[i], staging, worker_, options_);
-      running_[set_.Start(worker::MakeWorkerSpec(worker_, call))] = {i, staging, std::chrono::steady_clock::now(), call.token};
+      std::string marker = worker::NewSessionToken();
+      auto call = BuildCall(calls_[i], staging, marker, worker_, options_);
+      Pending p{i, staging, std::chrono::steady_clock::now(), call.token, marker};
+      running_[set_.Start(worker::MakeWorkerSpec(worker_, call))] = p;
     }
   }
 
@@ -158,6 +225,7 @@ class BuildBatch {
       results_[j] = built;
       results_[j].digest = digest;
       results_[j].seconds = seconds;
+      MapFor(j, results_[j]);
       Report(results_[j]);
     }
   }
@@ -179,6 +247,7 @@ class BuildBatch {
   size_t next_ = 0, done_ = 0;
   util::ProcessSet set_;
   std::map<util::ProcessSet::Id, Pending> running_;
+  std::chrono::steady_clock::time_point last_scan_{};
 };
 }  // namespace
 

@@ -19,17 +19,17 @@ struct BuildResult {
   bool cache_hit = false;
   double seconds = 0;
   std::string library;      // when ok
-  std::string error_kind;   // "compile_error", "timeout", "memory_limit", "crash", "cache"
-  std::string diagnostics;  // trimmed compiler output or the failure reason
+  std::string error_kind;   // "compile_error" (cached), "timeout", "memory_limit", "crash", "cache"
+  std::string diagnostics;  // trimmed compiler output (mapped to this call's candidate) or the reason
   nlohmann::json build;     // how it was built: {"pch", "header_mode", "pch_seconds"}
 };
 
 struct BuilderOptions {
   int jobs = 1;                   // builds at once
   double timeout_s = 900;         // per build
-  uint64_t max_rss_bytes = 0;     // per build process group; 0 = none
-  bool accelerate = true;
-  std::string pch_root;           // where precompiled headers live (one per flag set)         // PCH for main.cpp, lighter headers for cuda.cu (fastbuild.py)
+  uint64_t max_rss_bytes = 0;     // per build: its worker and every compiler together; 0 = none
+  bool accelerate = true;         // PCH for main.cpp, lighter headers for cuda.cu (fastbuild.py)
+  std::string pch_root;           // where precompiled headers live (one per flag set)
   BuildEnv env;
 };
 

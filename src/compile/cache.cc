@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 #include <filesystem>
 
@@ -109,21 +111,33 @@ bool ExtensionCache::Publish(const std::string& staging, const std::string& key,
   if (!util::WriteFileAtomic(staging + "/meta.json", m.dump(2), err)) return false;
   std::string dir = EntryDir(key);
   if (!util::MakeDirs(fs::path(dir).parent_path().string(), err)) return false;
-  if (std::rename(staging.c_str(), dir.c_str()) != 0) {
-    // Someone published this key first (or an old, unreadable entry is in the way).
-    if (auto existing = Lookup(key, name)) {
+  bool ok = m.value("ok", true);
+  for (int attempt = 0; std::rename(staging.c_str(), dir.c_str()) != 0; ++attempt) {
+    int rename_errno = errno;
+    // Someone published this key first, or an entry we must not keep is in the way.
+    auto existing = Lookup(key, name);
+    if (existing && (existing->ok || !ok)) {
       util::RemoveAll(staging);
       *library = existing->library;
       return true;
     }
-    util::RemoveAll(dir);  // stale entry of an unknown format: replace it
-    if (std::rename(staging.c_str(), dir.c_str()) != 0) {
-      *err = dir + ": cannot publish cache entry";
+    if (attempt == 2 || (rename_errno != ENOTEMPTY && rename_errno != EEXIST)) {
+      *err = dir + ": cannot publish cache entry: " + std::strerror(rename_errno);
       util::RemoveAll(staging);
       return false;
     }
+    // A torn or unknown-format entry, or a cached failure that this successful build
+    // contradicts (a compiler killed from outside): move it aside in one rename, so that
+    // a reader sees the old entry or none, never a half-removed one, then replace it.
+    std::string aside = util::MakeTempDir(root_ + "/tmp", "replaced-", err);
+    if (aside.empty() || std::rename(dir.c_str(), (aside + "/entry").c_str()) != 0) {
+      // Another publisher may have moved it first; try again.
+      if (!aside.empty()) util::RemoveAll(aside);
+      continue;
+    }
+    util::RemoveAll(aside);
   }
-  *library = m.value("ok", true) ? dir + "/" + name + ".so" : "";
+  *library = ok ? dir + "/" + name + ".so" : "";
   return true;
 }
 

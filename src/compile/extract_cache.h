@@ -9,7 +9,8 @@
 
 namespace kz::compile {
 
-inline constexpr int kExtractCacheVersion = 1;
+// 2: calls carry "candidate_file" and "source_lines" (diagnostics mapped to the candidate).
+inline constexpr int kExtractCacheVersion = 2;
 
 class ExtractCache {
  public:

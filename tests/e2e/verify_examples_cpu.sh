@@ -8,8 +8,22 @@ expect_exit 0 "all examples get their expected CPU verdicts" -- \
   "$KZ" verify --json --cpu --manifest examples/manifest.jsonl --cache-dir "$CACHE_DIR" --timeout 120
 tail -n 3 "$ERR_FILE"
 json_check "the last verdict is complete" '"status" in v and "checked" in v'
+# nvcc's error (EDG format, "cuda.cu(10): error: ...") is mapped back to the candidate's line.
+mapped_error() {
+  if python3 - "$OUT_FILE" <<'PY'
+import json, sys
+vs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+v = next(v for v in vs if v["candidate"]["path"].endswith("/relu_cuda_compile_error.py"))
+d = v["stages"]["compile"]["diagnostics"]
+want = 'relu_cuda_compile_error.py:16 (cuda_sources line 7): error: a value of type "float *" cannot'
+sys.exit(0 if d.startswith(want) and "/cuda.cu(10): error" in d else "diagnostics:\n" + d)
+PY
+  then PASSES=$((PASSES + 1)); echo "ok   $1"; else FAILS=$((FAILS + 1)); echo "FAIL $1"; fi
+}
+mapped_error "nvcc's error is mapped to line 16 of the candidate"
 # The same CUDA samples again: every library now comes from the cache.
 expect_exit 0 "second run is all cache hits" -- \
   "$KZ" verify --json --cpu --manifest examples/manifest.jsonl --cache-dir "$CACHE_DIR" --timeout 120
+mapped_error "a cached compile error is mapped the same way"
 if grep -q '"cache":"miss"' "$OUT_FILE"; then FAILS=$((FAILS + 1)); echo "FAIL a rebuild happened"; else PASSES=$((PASSES + 1)); echo "ok   no rebuild"; fi
 finish

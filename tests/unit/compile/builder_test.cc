@@ -3,30 +3,99 @@
 #include "compile/builder.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "compile/build_procs.h"
 #include "fake_worker.h"
 
 namespace kz::compile {
 namespace {
 const char* kFakeBuild = R"(
-import time
+import signal, subprocess, sys, time
 call = req['call']
 src = call['cuda_sources'][0]
+root = os.path.dirname(os.path.dirname(req['build_dir']))  # <cache>/tmp/build-XXXX
+def note_pid(pid):
+    with open(os.path.join(root, 'pids'), 'a') as f:
+        f.write('%d\n' % pid)
+note_pid(os.getpid())
 with open(os.path.join(req['build_dir'], 'builds.log'), 'a') as f:
     f.write(call['name'] + '\n')
+def fail(message):
+    send({'type': 'result', 'ok': False, 'error': {'kind': 'compile_error', 'message': message}})
+    sys.exit(0)
 if src == 'hang':
     time.sleep(60)
-if src == 'broken':
-    send({'type': 'result', 'ok': False, 'error': {'kind': 'compile_error',
-          'message': 'cuda.cu(2): error: identifier "y" is undefined'}})
-else:
-    lib = os.path.join(req['build_dir'], call['name'] + '.so')
-    open(lib, 'w').write('library of ' + src)
-    send({'type': 'result', 'ok': True, 'library': lib, 'seconds': 0.1})
+if src == 'orphan_hang':  # a compiler in a process group of its own, as ninja starts them
+    note_pid(subprocess.Popen(['sleep', '300'], start_new_session=True).pid)
+    time.sleep(60)
+if src == 'orphan_oom':  # a compiler in its own group that allocates until it is killed
+    hog = subprocess.Popen([sys.executable, '-c', 'import time\nb = []\n'
+                            'for i in range(32): b.append(b"x" * (64 << 20)); time.sleep(0.01)\n'
+                            'time.sleep(60)'], start_new_session=True)
+    note_pid(hog.pid)
+    hog.wait()
+    fail('Error building extension: c++: fatal error: Killed signal terminated program cc1plus')
+if src.startswith('broken'):
+    fail('/b/cuda.cu(5): error: identifier "y" is undefined')
+if src == 'nospace':
+    fail("Error building extension 'x': [1/2] c++ -MMD -c main.cpp -o main.o\nFAILED: main.o\n"
+         "c++ -MMD -c main.cpp -o main.o\n/b/main.cpp:9: fatal error: error writing to /tmp/cc.s: No space left on device\n")
+if src == 'oom_killed':
+    fail("Error building extension 'x': [1/2] c++ -MMD -c main.cpp -o main.o\n"
+         "c++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n")
+if src == 'silent':
+    fail("Error building extension 'x': [1/3] c++ -MMD -c main.cpp -o main.o\nFAILED: cuda.cuda.o \n"
+         "/usr/local/cuda/bin/nvcc -c cuda.cu -o cuda.cuda.o\nninja: build stopped: subcommand failed.\n")
+lib = os.path.join(req['build_dir'], call['name'] + '.so')
+with open(lib, 'w') as f:
+    if src == 'slow':  # a library written over ~0.3 s, for kills mid-write
+        for i in range(60):
+            f.write('chunk %02d ' % i + 'x' * 65536 + '\n')
+            f.flush()
+            time.sleep(0.005)
+        f.write('END')
+    else:
+        f.write('library of ' + src)
+send({'type': 'result', 'ok': True, 'library': lib, 'seconds': 0.1})
 )";
-
 nlohmann::json Call(const std::string& name, const std::string& src) {
   return {{"name", name}, {"cuda_sources", {src}}, {"digest", "d-" + name + src}};
+}
+
+// A pid the test noted is gone: no such process, or a zombie nobody reaped yet.
+bool Gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  if (text.empty()) return true;
+  auto rp = text.rfind(')');
+  return rp != std::string::npos && rp + 2 < text.size() && (text[rp + 2] == 'Z' || text[rp + 2] == 'X');
+}
+
+std::vector<pid_t> NotedPids(const std::string& root) {
+  std::vector<pid_t> pids;
+  std::ifstream in(root + "/pids");
+  for (pid_t p; in >> p;) pids.push_back(p);
+  return pids;
+}
+
+bool AllGone(const std::vector<pid_t>& pids, double within_s) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(within_s);
+  for (;;) {
+    bool all = true;
+    for (pid_t p : pids) all = all && Gone(p);
+    if (all) return true;
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 class BuilderTest : public testing::Test {
@@ -39,7 +108,10 @@ class BuilderTest : public testing::Test {
     options_.timeout_s = 2;
     options_.env = {"2.11.0", "13.0", "3.12", "9.0"};
   }
-  void TearDown() override { util::RemoveAll(root_); }
+  void TearDown() override {
+    for (pid_t p : NotedPids(root_)) ::kill(p, SIGKILL);  // nothing may outlive a test
+    util::RemoveAll(root_);
+  }
   std::string root_;
   worker::WorkerConfig worker_;
   BuilderOptions options_;
@@ -90,6 +162,180 @@ TEST_F(BuilderTest, UnwritableCacheIsReportedPerCall) {
   auto r = BuildExtensions({Call("a", "x")}, cache, worker_, options_);
   EXPECT_FALSE(r[0].ok);
   EXPECT_EQ(r[0].error_kind, "cache");
+}
+
+TEST_F(BuilderTest, DiagnosticsAreMappedToEachCallersOwnCandidate) {
+  ExtensionCache cache(root_);
+  // One key (same sources), two candidate files with the literal on different lines.
+  auto a = Call("bad", "broken\nx\ny"), b = Call("bad", "broken\nx\ny");
+  a["candidate_file"] = "a.py", a["source_lines"] = {{"cuda_sources", {10}}};
+  b["candidate_file"] = "b.py", b["source_lines"] = {{"cuda_sources", {20}}};
+  auto r = BuildExtensions({a, b}, cache, worker_, options_);
+  ASSERT_EQ(r[0].key, r[1].key);
+  // cuda.cu line 5 = line 2 of cuda_sources[0] (load_inline prepends three #include lines).
+  EXPECT_EQ(r[0].diagnostics.rfind("a.py:11 (cuda_sources line 2): error: identifier \"y\" is undefined\n", 0), 0u)
+      << r[0].diagnostics;
+  EXPECT_EQ(r[1].diagnostics.rfind("b.py:21 (cuda_sources line 2): error: identifier \"y\" is undefined\n", 0), 0u)
+      << r[1].diagnostics;
+  EXPECT_NE(r[0].diagnostics.find("/b/cuda.cu(5): error"), std::string::npos) << "the original line is kept";
+  auto entry = cache.Lookup(r[0].key, "bad");
+  ASSERT_TRUE(entry && !entry->ok);
+  EXPECT_EQ(entry->diagnostics.find("a.py"), std::string::npos) << "the cache holds the unmapped output";
+  auto again = BuildExtensions({b}, cache, worker_, options_);
+  EXPECT_TRUE(again[0].cache_hit);
+  EXPECT_EQ(again[0].diagnostics, r[1].diagnostics) << "a cached failure is mapped for its caller";
+}
+
+TEST_F(BuilderTest, TimeoutAlsoKillsCompilersInTheirOwnProcessGroups) {
+  ExtensionCache cache(root_);
+  auto r = BuildExtensions({Call("slow", "orphan_hang")}, cache, worker_, options_);
+  EXPECT_EQ(r[0].error_kind, "timeout");
+  auto pids = NotedPids(root_);
+  ASSERT_EQ(pids.size(), 2u) << "the worker and its 'compiler'";
+  EXPECT_TRUE(AllGone(pids, 2.0)) << "a compiler outside the worker's group outlived the timeout";
+}
+
+TEST_F(BuilderTest, MemoryOfCompilersInTheirOwnGroupsCountsAgainstTheLimit) {
+  ExtensionCache cache(root_);
+  options_.max_rss_bytes = 256u << 20;
+  options_.timeout_s = 20;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = BuildExtensions({Call("hog", "orphan_oom")}, cache, worker_, options_);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  EXPECT_FALSE(r[0].ok);
+  EXPECT_EQ(r[0].error_kind, "memory_limit") << r[0].diagnostics;
+  EXPECT_NE(r[0].diagnostics.find("host-memory limit of 256 MiB"), std::string::npos) << r[0].diagnostics;
+  EXPECT_TRUE(AllGone(NotedPids(root_), 2.0));
+  EXPECT_FALSE(cache.Lookup(r[0].key, "hog")) << "a build killed for memory is not cached";
+}
+
+TEST_F(BuilderTest, FailuresOfTheMachineNotTheSourcesAreNotCached) {
+  ExtensionCache cache(root_);
+  auto r = BuildExtensions({Call("a", "nospace"), Call("b", "oom_killed"), Call("c", "silent")}, cache,
+                           worker_, options_);
+  EXPECT_EQ(r[0].error_kind, "cache");
+  EXPECT_NE(r[0].diagnostics.find("no space left on device"), std::string::npos) << r[0].diagnostics;
+  EXPECT_EQ(r[1].error_kind, "memory_limit");
+  EXPECT_NE(r[1].diagnostics.find("out-of-memory killer"), std::string::npos) << r[1].diagnostics;
+  EXPECT_EQ(r[2].error_kind, "crash");
+  for (const auto& b : r) {
+    EXPECT_FALSE(b.ok);
+    EXPECT_NE(b.diagnostics.find("not cached"), std::string::npos) << b.diagnostics;
+    EXPECT_FALSE(cache.Lookup(b.key, b.name)) << b.name;
+  }
+}
+
+TEST_F(BuilderTest, CachedCompileErrorIsItsMetaAlone) {
+  ExtensionCache cache(root_);
+  auto r = BuildExtensions({Call("bad", "broken")}, cache, worker_, options_);
+  ASSERT_EQ(r[0].error_kind, "compile_error");
+  std::string dir = root_ + "/v1/" + r[0].key.substr(0, 2) + "/" + r[0].key;
+  EXPECT_TRUE(util::PathExists(dir + "/meta.json"));
+  EXPECT_FALSE(util::PathExists(dir + "/builds.log")) << "build leftovers are not kept in an error entry";
+}
+
+namespace {
+// Every published entry is whole: meta.json parses and an ok entry's library is complete.
+void ExpectNoTornEntry(const std::string& root, const std::string& key) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root + "/v1", ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename() != "meta.json") continue;
+    std::string text, err;
+    ASSERT_TRUE(util::ReadFile(it->path().string(), &text, &err));
+    auto meta = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_FALSE(meta.is_discarded()) << "torn meta.json: " << text;
+  }
+  ExtensionCache cache(root);
+  if (auto e = cache.Lookup(key, "big")) {
+    ASSERT_TRUE(e->ok);
+    std::string lib, err;
+    ASSERT_TRUE(util::ReadFile(e->library, &lib, &err)) << err;
+    EXPECT_EQ(lib.size(), 60u * (9 + 65536 + 1) + 3) << "a published library must be whole";
+    EXPECT_EQ(lib.substr(lib.size() - 3), "END");
+  }
+}
+}  // namespace
+
+TEST_F(BuilderTest, KillingTheFarmMidWriteNeverLeavesATornEntry) {
+  ExtensionCache cache(root_);
+  std::string key = ExtensionCache::Key(Call("big", "slow"), options_.env);
+  // A farm process killed at many points: before its worker starts, while the library is
+  // being written, while it is published. The cache must hold a whole entry or none.
+  for (int delay_ms : {0, 30, 60, 90, 120, 160, 200, 250, 300, 350, 400, 500}) {
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      BuildExtensions({Call("big", "slow")}, cache, worker_, options_);
+      ::_exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    // Its orphaned worker may still be writing into its staging directory.
+    for (pid_t p : NotedPids(root_)) ::kill(p, SIGKILL);
+    ExpectNoTornEntry(root_, key);
+  }
+  auto r = BuildExtensions({Call("big", "slow")}, cache, worker_, options_);
+  ASSERT_TRUE(r[0].ok) << r[0].diagnostics;
+  ExpectNoTornEntry(root_, key);
+  ASSERT_TRUE(cache.Lookup(key, "big"));
+  auto swept = cache.Evict(1ull << 40, 0);  // staging dirs of the killed builds
+  EXPECT_TRUE(std::filesystem::is_empty(root_ + "/tmp"));
+  EXPECT_TRUE(cache.Lookup(key, "big")) << "sweeping staging dirs keeps entries";
+  (void)swept;
+}
+
+TEST_F(BuilderTest, ConcurrentProcessesBuildingOneKeyShareOneWholeEntry) {
+  ExtensionCache cache(root_);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 3; ++i) {
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      auto r = BuildExtensions({Call("big", "slow")}, cache, worker_, options_);
+      std::string err;
+      util::WriteFileAtomic(root_ + "/result-" + std::to_string(i), r[0].ok ? r[0].library : "FAILED " + r[0].diagnostics, &err);
+      ::_exit(r[0].ok ? 0 : 1);
+    }
+    children.push_back(child);
+  }
+  for (pid_t c : children) {
+    int status = 0;
+    ::waitpid(c, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::string key = ExtensionCache::Key(Call("big", "slow"), options_.env);
+  std::string first, err;
+  for (int i = 0; i < 3; ++i) {
+    std::string lib;
+    ASSERT_TRUE(util::ReadFile(root_ + "/result-" + std::to_string(i), &lib, &err));
+    if (i == 0) first = lib;
+    EXPECT_EQ(lib, first) << "every process gets the one published entry";
+  }
+  ExpectNoTornEntry(root_, key);
+  std::error_code ec;
+  size_t staging_left = 0;
+  for (const auto& d : std::filesystem::directory_iterator(root_ + "/tmp", ec)) (void)d, ++staging_left;
+  EXPECT_EQ(staging_left, 0u) << "losers remove their staging directories";
+}
+
+TEST_F(BuilderTest, ASuccessfulBuildReplacesACachedFailureOnPublish) {
+  // Two farms raced on one key; one failed for a reason outside the sources and published
+  // an error entry anyway (as older versions did). The successful one must not report an
+  // empty library.
+  ExtensionCache cache(root_);
+  std::string key = ExtensionCache::Key(Call("a", "x"), options_.env);
+  std::string err, lib;
+  ASSERT_TRUE(cache.Publish(cache.NewStagingDir(&err), key, "a", {{"ok", false}, {"diagnostics", "Killed"}}, &lib, &err));
+  std::string staging = cache.NewStagingDir(&err);
+  ASSERT_TRUE(util::WriteFileAtomic(staging + "/a.so", "good", &err));
+  ASSERT_TRUE(cache.Publish(staging, key, "a", {{"ok", true}}, &lib, &err)) << err;
+  ASSERT_FALSE(lib.empty());
+  auto entry = cache.Lookup(key, "a");
+  ASSERT_TRUE(entry && entry->ok);
+  EXPECT_EQ(entry->library, lib);
 }
 
 }  // namespace kz::compile

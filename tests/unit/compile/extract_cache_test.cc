@@ -31,7 +31,7 @@ TEST(ExtractCache, CorruptEntryIsAMiss) {
   ExtractCache c(root);
   std::string key = ExtractCache::Key("x", {});
   ASSERT_TRUE(c.Store(key, {{"calls", nlohmann::json::array()}}, &err));
-  std::string path = root + "/extract/v1/" + key.substr(0, 2) + "/" + key + ".json";
+  std::string path = root + "/extract/v" + std::to_string(kExtractCacheVersion) + "/" + key.substr(0, 2) + "/" + key + ".json";
   ASSERT_TRUE(util::WriteFileAtomic(path, "{trunc", &err));
   EXPECT_FALSE(c.Lookup(key));
   util::RemoveAll(root);

@@ -1,0 +1,112 @@
+"""cusplit: where each top-level declaration of cuda.cu goes, the launch rewrite, the
+#line mapping, and the constructs that must refuse to split (pure text; the real
+compile of a split build is in test_fastbuild.py)."""
+
+import pytest
+
+from kz_worker import cusplit
+
+PREFIX = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+
+SOURCE = PREFIX + r'''
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+#define CHECK(x) TORCH_CHECK(x.is_cuda(), #x " must be CUDA")  // brace in a comment: {
+constexpr int BLOCK = 256;
+struct Pair { float a, b; };
+__constant__ float scale[4];
+__device__ __forceinline__ float twice(float v) { return 2.0f * v; }
+namespace kzk {
+__global__ void __launch_bounds__(256) fill(float* __restrict__ y, Pair p, int n) {
+    const char* s = "}";  // braces inside literals are not structure
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = twice(p.a) + scale[0];
+}
+}  // namespace kzk
+void launch_fill(float* y, int n, cudaStream_t st) {
+    kzk::fill<<<(n + BLOCK - 1) / BLOCK, BLOCK, 0, st>>>(y, Pair{1.f, 2.f}, n);
+}
+static cudaStream_t side = nullptr;
+torch::Tensor run(torch::Tensor x) {
+    CHECK(x);
+    kzk::fill<<<dim3(1), dim3(BLOCK)>>>(x.data_ptr<float>(), Pair{0.f, 0.f}, (int)x.numel());
+    launch_fill(x.data_ptr<float>(), (int)x.numel(), c10::cuda::getCurrentCUDAStream());
+    return x;
+}
+'''
+
+
+def chunks(text):
+    """{cuda.cu line: text of the item} for each `#line N "cuda.cu"` block."""
+    out = {}
+    for block in text.split('#line ')[1:]:
+        head, _, body = block.partition("\n")
+        out[int(head.split()[0])] = body.strip()
+    return out
+
+
+def test_split_places_each_declaration():
+    s = cusplit.split(SOURCE)
+    assert s.kernels == ["fill"]
+    dev, host = chunks(s.device), chunks(s.host)
+    assert not any(k in s.device for k in ("torch/", "c10/", "torch::")), "device part is torch-free"
+    assert "__global__ void __launch_bounds__(256) fill" in s.device
+    assert "__device__ __forceinline__ float twice" in s.device and "twice" not in s.host
+    assert "__constant__ float scale[4];" in s.device and "scale" not in s.host
+    assert "static cudaStream_t side" in s.host and "cudaStream_t side" not in s.device  # host state, once
+    assert "torch::Tensor run" in s.host and "run(" not in s.device
+    for shared in ("constexpr int BLOCK = 256;", "struct Pair { float a, b; };", "#define CHECK"):
+        assert shared in s.device and shared in s.host
+    # A plain host function is defined once (device part) and declared in the host part.
+    assert "void launch_fill(float* y, int n, cudaStream_t st) {" in s.device
+    assert "void launch_fill(float* y, int n, cudaStream_t st);" in s.host
+    # The kernel becomes a host prototype inside its namespace.
+    assert "namespace kzk {" in s.host and "void fill(float* __restrict__ y, Pair p, int n);" in s.host
+    assert 5 not in dev and host[5] == "#include <torch/extension.h>"
+
+
+def test_line_directives_keep_cuda_cu_numbering():
+    s = cusplit.split(SOURCE)
+    lines = SOURCE.split("\n")
+    for part in (s.device, s.host):
+        for line, text in chunks(part).items():
+            first = text.split("\n")[0].strip()
+            if first and not first.startswith(("namespace", "}", "void fill(", "void launch_fill(float* y, int n, cudaStream_t st);")):
+                assert lines[line - 1].strip().startswith(first[:20]), (line, first)
+
+
+def test_launches_become_push_configuration_and_stub_calls():
+    host = cusplit.split(SOURCE).host
+    assert "<<<" not in host
+    assert "(__cudaPushCallConfiguration(dim3(1), dim3(BLOCK))) ? (void)0 : kzk::fill(x.data_ptr<float>()" in host
+    assert "extern \"C\" unsigned __cudaPushCallConfiguration" in host
+
+
+def test_template_arguments_of_a_launched_kernel_are_kept():
+    text = "void f() { ns::k<float, 4> <<<g, b, smem, s>>>(p); }"
+    out = cusplit._launch_rewrite(text, cusplit._blank(text))
+    assert out == "void f() { (__cudaPushCallConfiguration(g, b, smem, s)) ? (void)0 : ns::k<float, 4> (p); }"
+
+
+def test_literals_and_comments_are_blanked_but_keep_length():
+    src = 'a = "x{y}"; // }\nb = R"d(})d"; c = \'}\'; /* { */ d = 1\'000;'
+    blank = cusplit._blank(src)
+    assert len(blank) == len(src) and "{" not in blank and "}" not in blank
+    assert "1'000" not in src or "d = 1" in blank
+
+
+@pytest.mark.parametrize("source, reason", [
+    ("template <typename T> __global__ void k(T* y) {}", "template kernel"),
+    ("__global__ void k(at::Half* y) {}", "kernel uses torch/ATen types"),
+    ("__global__ void k() {}\n__device__ c10::Half h(float v) { return v; }", "device code uses torch/ATen types"),
+    ("__global__ void k() {}\nint counter = 0;", "mutable global variable with external linkage"),
+    ("__global__ void k() {}\nstatic int once() { static int n = 0; return ++n; }", "once has static locals and would be duplicated"),
+    ("__global__ void k() {}\nstruct S { void f(); };\nvoid S::f() {}", "out-of-class definition S::f"),
+    ("static __global__ void k() {}", "kernel k is static or qualified"),
+    ("void host_only() {}", "no __global__ kernel"),
+    ("__global__ void k() {", "source ends inside a declaration"),
+])
+def test_unsplittable_constructs_refuse_with_a_reason(source, reason):
+    with pytest.raises(cusplit.Unsplittable) as exc:
+        cusplit.split(PREFIX + source)
+    assert str(exc.value) == reason
