@@ -9,6 +9,7 @@ Reference problems raise Failure(invalid_task); a candidate that raises (or a CU
 error) raises Failure(runtime_error); `run_trials` turns those into stage status "error".
 """
 
+import contextlib
 import random
 
 import torch
@@ -105,10 +106,13 @@ def call_reference(model, inputs, device):
     return output
 
 
-def call_candidate(model, inputs, device):
-    """Run the candidate forward; runtime_error (see `candidate_failure`) if it raises."""
+def call_candidate(model, inputs, device, window=None):
+    """Run the candidate forward; runtime_error (see `candidate_failure`) if it raises.
+    `window` (a `trace.Tracer.window`, or None) is a context manager around the call
+    that traces it (it synchronises; a CUDA error it surfaces is the candidate's)."""
     try:
-        output = model(*inputs)
+        with window if window is not None else contextlib.nullcontext():
+            output = model(*inputs)
         synchronize(device)
     except BaseException as exc:
         raise candidate_failure(exc, "forward", "runtime_error", "runtime") from None
@@ -135,10 +139,12 @@ def _check_dataflow(t, cand_output, cand_inputs, ref_output, ref_inputs, earlier
         raise Failure("rejected", "dataflow", f"{rule}: trial {t}: {message}")
 
 
-def run_trial(t: int, task, reference, candidate, device, options, earlier=()) -> tuple:
+def run_trial(t: int, task, reference, candidate, device, options, earlier=(),
+              tracer=None) -> tuple:
     """Run trial `t`; return (its entry of `trials`, the tolerance of its first tensor
     output, the candidate's output). `earlier` are storage spans of outputs of earlier
-    calls, still alive. Raises Failure when the task or the candidate raises, and a
+    calls, still alive; `tracer` (or None) traces the candidate's call as window
+    "trial t". Raises Failure when the task or the candidate raises, and a
     `rejected` Failure on a dataflow problem (module `dataflow`)."""
     seed = options.seed + t
     inputs = make_inputs(task, seed, device)
@@ -146,20 +152,21 @@ def run_trial(t: int, task, reference, candidate, device, options, earlier=()) -
     # Even trials run the candidate first: no reference output exists yet for it to find
     # (frame walking) or to inherit through freed memory. Odd trials run the reference first.
     candidate_first = t % 2 == 0
+    window = tracer.window(f"trial {t}", device) if tracer is not None else None
     if candidate_first:
         seed_all(seed)
-        cand_output = call_candidate(candidate, cand_inputs, device)
+        cand_output = call_candidate(candidate, cand_inputs, device, window)
     seed_all(seed)
     ref_inputs = clone(inputs)
     ref_output = call_reference(reference, ref_inputs, device)
     if not candidate_first:
         seed_all(seed)
-        cand_output = call_candidate(candidate, cand_inputs, device)
+        cand_output = call_candidate(candidate, cand_inputs, device, window)
     outputs, failure = _compare(t, ref_output, cand_output, options)
     changed = modified_input(inputs, cand_inputs)
     if failure is None and changed is not None:
         failure = f"trial {t}: candidate modified input {changed}"
-    if failure is None:  # right values, inputs untouched: now how the output was made
+    if failure is None and options.integrity:  # right values, inputs untouched: how was it made
         _check_dataflow(t, cand_output, cand_inputs, ref_output, ref_inputs, list(earlier))
     first = next(leaf for leaf in flatten(ref_output) if isinstance(leaf, torch.Tensor))
     trial = {"seed": seed, "pass": failure is None, "outputs": outputs,
@@ -168,8 +175,9 @@ def run_trial(t: int, task, reference, candidate, device, options, earlier=()) -
     return trial, tolerance(first.dtype, options), cand_output
 
 
-def run_trials(task, reference, candidate, device, options):
+def run_trials(task, reference, candidate, device, options, tracer=None):
     """Run `options.trials` trials; return (stages.correctness object, Failure or None).
+    `tracer` (or None) traces each candidate call (`trace.Tracer.window`).
 
     Status is "pass" when every trial passed, "fail" when one did not, and "error"
     (with the Failure returned) when a trial raised. `tolerance` is that of the first
@@ -181,7 +189,8 @@ def run_trials(task, reference, candidate, device, options):
     for t in range(options.trials):
         try:
             earlier = dataflow.spans(kept) if kept is not None else []
-            trial, tol, kept = run_trial(t, task, reference, candidate, device, options, earlier)
+            trial, tol, kept = run_trial(t, task, reference, candidate, device, options,
+                                         earlier, tracer)
         except Failure as failure:
             stage["status"] = "error"
             return stage, failure

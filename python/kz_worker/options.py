@@ -24,16 +24,26 @@ class Options:
     timing_budget_s: float = 10.0
     stable_rel: float = 0.01
     gpu_mem_fraction: float | None = None
+    policy: str = "strict"            # integrity policy: strict | kernelbench
+    min_candidate_share: float = 0.5  # strict: candidate's share of compute kernel time
+    integrity: bool = True            # False: no trace, dataflow, extra checks, timed recheck
+                                      # or host cross-check (the baseline of bench/integrity)
 
 
 _OPTIONAL = {"atol", "rtol", "rel_l2", "gpu_mem_fraction"}
-_FLOATS = {"atol", "rtol", "rel_l2", "timing_budget_s", "stable_rel", "gpu_mem_fraction"}
+_FLOATS = {"atol", "rtol", "rel_l2", "timing_budget_s", "stable_rel", "gpu_mem_fraction",
+           "min_candidate_share"}
+POLICIES = ("strict", "kernelbench")
 
 
 def _check(name: str, value):
     if value is None and name in _OPTIONAL:
         return None
-    if name == "timing":
+    if name == "policy":
+        if value not in POLICIES:
+            raise ProtocolError(f"options.policy: expected strict or kernelbench, got {value!r}")
+        return value
+    if name in ("timing", "integrity"):
         ok = isinstance(value, bool)
     elif name in _FLOATS:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -42,6 +52,8 @@ def _check(name: str, value):
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
     if ok and name == "gpu_mem_fraction":
         ok = 0 < value <= 1
+    if ok and name == "min_candidate_share":
+        ok = 0 <= value <= 1
     if not ok:
         raise ProtocolError(f"options.{name}: invalid value {value!r}")
     return float(value) if name in _FLOATS else value

@@ -2,7 +2,9 @@
 
 Stages, each followed by an `event` frame: load (task, candidate, both models built
 after `torch.manual_seed(options.seed)` and moved to the device), parameters,
-correctness, timing. The first Failure ends the run; `run_op` returns the `result`.
+correctness (each candidate call traced with CUPTI on a GPU), trace (the launch-trace
+rules, docs/trace.md), extra_checks, timing (with the host-time cross-check). The first
+Failure ends the run; `run_op` returns the `result`.
 """
 
 import importlib.metadata
@@ -11,10 +13,10 @@ import time
 
 import torch
 
-from . import correctness, extra_checks, inline, loader, params
+from . import correctness, extra_checks, inline, loader, params, trace
 from .failure import Failure, candidate_failure, describe, traceback_tail
 from .options import parse_run_request
-from .timed import measure
+from .timed import host_failure, measure
 
 
 def _version(package: str):
@@ -52,13 +54,15 @@ def prepare_timing(device: str):
 class _Run:
     """One verification; `stages` collects the stage objects as they are sent."""
 
-    def __init__(self, request, channel, timing, timing_reason):
+    def __init__(self, request, channel, timing, timing_reason, tracer=None, trace_reason="no GPU"):
         self.request, self.options, self.channel = request, request.options, channel
         self.timing, self.timing_reason = timing, timing_reason
+        self.tracer, self.trace_reason = tracer, trace_reason
         self.stages = {}
         self.device = torch.device("cuda:0" if request.device == "cuda" else "cpu")
         self.device_info = {"kind": self.device.type}
         self.extensions = inline.PrebuiltLoader(request.prebuilt)
+        self.loader = trace.SourceRecorder(self.extensions)  # notes the kernel sources
 
     def stage(self, name: str, data: dict) -> None:
         """Record the finished stage `name` and send its `event` frame."""
@@ -68,25 +72,32 @@ class _Run:
     def execute(self) -> str:
         """Run every stage; return the reason of a `correct` verdict or raise Failure."""
         self.setup_device()
+        self.enable_trace()
         task, reference, candidate = self.load()
         data = params.match_parameters(reference, candidate)
         self.stage("parameters", data)
         if data["status"] == "mismatch":
             raise Failure("incorrect", None, params.mismatch_reason(data))
         data, failure = correctness.run_trials(task, reference, candidate, self.device,
-                                               self.options)
+                                               self.options, self.tracer)
         self.stage("correctness", data)
         if failure is not None:
             raise failure
         if data["status"] == "fail":
             raise Failure("incorrect", None, correctness.first_failure(data))
         trials = data["trials_run"]
+        if self.options.integrity:
+            self.integrity_stages(task, reference, candidate)
+        return self.time(task, reference, candidate, trials)
+
+    def integrity_stages(self, task, reference, candidate) -> None:
+        """Stages `trace` and `extra_checks` (skipped with options.integrity off)."""
+        self.trace_stage(task, reference, candidate)
         data, failure_message = extra_checks.run(task, reference, candidate, self.device,
                                                  self.options)
         self.stage("extra_checks", data)
         if failure_message:
             raise Failure("incorrect", None, failure_message)
-        return self.time(task, reference, candidate, trials)
 
     def setup_device(self) -> None:
         """not_run without a GPU for device cuda; else memory fraction, no TF32."""
@@ -98,6 +109,26 @@ class _Run:
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
         self.device_info = device_info(self.device)
+
+    def enable_trace(self) -> None:
+        """Activate CUPTI before any candidate code runs (graphs instantiated later are
+        traced); a failure leaves the trace unavailable, with the reason."""
+        if self.tracer is None:
+            return
+        try:
+            self.tracer.enable()
+        except RuntimeError as exc:
+            self.tracer, self.trace_reason = None, str(exc)
+
+    def trace_stage(self, task, reference, candidate) -> None:
+        """Stage `trace`: the launch-trace rules over the traced calls (docs/trace.md)."""
+        names = trace.candidate_names(self.request.candidate_path, type(candidate),
+                                      self.loader.texts)
+        data, failure = trace.run_stage(self.tracer, self.trace_reason, task, reference,
+                                        candidate, self.device, self.options, names)
+        self.stage("trace", data)
+        if failure is not None:
+            raise failure
 
     def load(self):
         """Stage `load`: import both modules, construct and move both models.
@@ -155,6 +186,9 @@ class _Run:
         else:
             data = measure(self.timing, task, reference, candidate, self.device, self.options)
         self.stage("timing", data)
+        failure = host_failure(data) if self.options.integrity else None
+        if failure is not None:
+            raise failure
         reason = f"matched the reference on {trials} trials"
         if data.get("status") != "ok":
             return f"{reason} (timing skipped: {data.get('reason')})"
@@ -170,10 +204,12 @@ def run_op(request: dict, channel) -> dict:
     """
     parsed = parse_run_request(request)
     timing, timing_reason = prepare_timing(parsed.device)
-    run = _Run(parsed, channel, timing, timing_reason)
+    tracer, trace_reason = trace.prepare(parsed.device) if parsed.options.integrity \
+        else (None, "integrity checks off")
+    run = _Run(parsed, channel, timing, timing_reason, tracer, trace_reason)
     status, error = "correct", None
     try:
-        with torch.no_grad(), inline.replaced(run.extensions):
+        with torch.no_grad(), inline.replaced(run.loader):
             reason = run.execute()
     except Failure as failure:
         status, reason, error = failure.status, failure.reason, failure.error()

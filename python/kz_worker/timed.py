@@ -70,6 +70,20 @@ def _rotate(pool: list) -> None:
         pool[-1][i].copy_(saved)
 
 
+def host_failure(result: dict):
+    """`rejected` Failure (timing.host_mismatch) when the timing result's host_check
+    failed (see timing.host_check), else None."""
+    check = result.get("host_check") if isinstance(result, dict) else None
+    if not isinstance(check, dict) or check.get("pass", True):
+        return None
+    return Failure("rejected", "timing",
+                   f"timing.host_mismatch: host wall time around a device-wide sync exceeds "
+                   f"the CUDA-event time by {check['candidate_gap_us']:.1f} µs per call "
+                   f"(median) vs {check['reference_gap_us']:.1f} µs for the reference: "
+                   f"{check['excess_us']:.1f} µs more, limit {check['limit_us']:.1f} µs "
+                   f"(GPU work the events on the caller's stream do not cover)")
+
+
 def measure(timing, task, reference, candidate, device, options) -> dict:
     """Time reference and candidate; return the `stages.timing` object.
 
@@ -83,13 +97,14 @@ def measure(timing, task, reference, candidate, device, options) -> dict:
     cand_pool = [clone(inputs) for inputs in pool]
     ref_fn = _rotating(reference, ref_pool, raised, "reference", ref_out)
     cand_fn = _rotating(candidate, cand_pool, raised, "candidate", cand_out)
-    recheck = TimedRecheck(ref_pool, cand_pool, ref_out, cand_out, options)
+    recheck = TimedRecheck(ref_pool, cand_pool, ref_out, cand_out, options) \
+        if options.integrity else None
     try:
         result = timing.time_interleaved(
             ref_fn, cand_fn, warmup=options.warmup, min_calls=options.min_calls,
             max_calls=options.max_calls, budget_s=options.timing_budget_s,
             stable_rel=options.stable_rel, after_pair=recheck)
-        result["rechecked_rounds"] = recheck.rounds
+        result["rechecked_rounds"] = recheck.rounds if recheck is not None else 0
         return result
     except Failure:
         raise

@@ -178,10 +178,34 @@ def stop_decision(prev, cur, calls: int, *, min_calls: int, max_calls: int,
     return stable or calls >= max_calls or elapsed_s >= budget_s, stable
 
 
+HOST_GAP_REL = 0.5        # allowed excess gap, relative to the candidate's event median
+HOST_GAP_FLOOR_MS = 0.020  # ... but never less than 20 µs (sync/launch jitter)
+
+
+def host_check(ref_ms, cand_ms, ref_host_ms, cand_host_ms) -> dict:
+    """Cross-check of host wall time against event time (docs/trace.md).
+
+    Per side, gap = median over its calls of (host ms - event ms): the part of the
+    device-wide-synchronised host window the events on stream 0 did not see (the L2
+    flush still running at the start, sync latency: the same for both sides; plus, for
+    a candidate, work left on other streams or launched after it returned).
+    excess = candidate gap - reference gap; the check fails when excess > limit =
+    max(HOST_GAP_REL x candidate event median, HOST_GAP_FLOOR_MS). All in µs."""
+    def gap(dev, host):
+        return quantile(sorted(h - d for d, h in zip(dev, host)), 0.5)
+    ref_gap, cand_gap = gap(ref_ms, ref_host_ms), gap(cand_ms, cand_host_ms)
+    limit = max(HOST_GAP_REL * quantile(sorted(cand_ms), 0.5), HOST_GAP_FLOOR_MS)
+    us = lambda v: round(v * 1000.0, 3)  # noqa: E731
+    return {"reference_gap_us": us(ref_gap), "candidate_gap_us": us(cand_gap),
+            "excess_us": us(cand_gap - ref_gap), "limit_us": us(limit),
+            "pass": cand_gap - ref_gap <= limit}
+
+
 def build_result(ref_ms, cand_ms, ref_host_ms, cand_host_ms, *, stable: bool,
                  flush_bytes: int) -> dict:
-    """The verdict's stages.timing object. speedup is None if the candidate's
-    median is 0 (below event resolution), keeping the JSON finite."""
+    """The verdict's stages.timing object (with `host_check`, see host_check). speedup
+    is None if the candidate's median is 0 (below event resolution), keeping the JSON
+    finite."""
     ref, cand = summarize(ref_ms), summarize(cand_ms)
     host_us = lambda ms: round(quantile(sorted(ms), 0.5) * 1000.0, 3)  # noqa: E731
     speedup = (round(ref["median_us"] / cand["median_us"], 4)
@@ -189,7 +213,8 @@ def build_result(ref_ms, cand_ms, ref_host_ms, cand_host_ms, *, stable: bool,
     return {"status": "ok", "method": METHOD, "reference": ref, "candidate": cand,
             "speedup": speedup, "stable": stable, "flush_bytes": flush_bytes,
             "host_median_us": {"reference": host_us(ref_host_ms),
-                               "candidate": host_us(cand_host_ms)}}
+                               "candidate": host_us(cand_host_ms)},
+            "host_check": host_check(ref_ms, cand_ms, ref_host_ms, cand_host_ms)}
 
 
 # ---------------------------------------------------------------- the timing loop

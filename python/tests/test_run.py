@@ -22,13 +22,14 @@ def test_correct_candidate_runs_every_stage(channel):
     result = run(channel, "task_relu", "cand_relu_ok")
     assert result["status"] == "correct", result["reason"]
     assert result["error"] is None
-    assert stages_sent(channel) == ["load", "parameters", "correctness", "extra_checks", "timing"]
+    assert stages_sent(channel) == ["load", "parameters", "correctness", "trace", "extra_checks", "timing"]
     corr = result["stages"]["correctness"]
     assert corr["status"] == "pass" and corr["trials_run"] == 3 and corr["trials_passed"] == 3
     assert [t["seed"] for t in corr["trials"]] == [42, 43, 44]
     assert corr["tolerance"] == {"atol": 1e-4, "rtol": 1e-4, "rel_l2": 1e-4, "dtype": "float32"}
     assert corr["trials"][0]["outputs"][0]["shape"] == [16, 64]
     assert result["stages"]["timing"] == {"status": "skipped", "reason": "no GPU"}
+    assert result["stages"]["trace"] == {"status": "skipped", "reason": "no GPU"}
     assert result["stages"]["load"]["status"] == "ok"
     assert result["stages"]["load"]["compiled_in_child"] == []
     assert result["device"]["kind"] == "cpu"

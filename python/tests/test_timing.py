@@ -257,6 +257,55 @@ def test_time_interleaved_end_to_end(monkeypatch):
     r = timing.time_interleaved(lib.fn("ref"), lib.fn("cand"), min_calls=20)
     assert lib.init_args == (0, timing.FLUSH_BYTES)
     assert set(r) == {"status", "method", "reference", "candidate", "speedup",
-                      "stable", "flush_bytes", "host_median_us"}
+                      "stable", "flush_bytes", "host_median_us", "host_check"}
     assert r["speedup"] == pytest.approx(3.0) and r["reference"]["calls"] == 20
     assert lib.kz_rt_time_calls.argtypes[0] is timing._CALLBACK
+
+
+# ------------------------------------------------------------------ host-time cross-check
+
+def _host_case(ref_ev, ref_host, cand_ev, cand_host, n=40):
+    return timing.host_check([ref_ev] * n, [cand_ev] * n, [ref_host] * n, [cand_host] * n)
+
+
+def test_host_check_passes_honest_candidates():
+    # Same ~85 µs flush remainder + sync latency on both sides; candidate 2x faster.
+    check = _host_case(0.200, 0.290, 0.100, 0.192)
+    assert check["pass"] and check["excess_us"] == pytest.approx(2.0)
+    assert check["limit_us"] == pytest.approx(50.0)  # 0.5 x 100 µs
+    assert check["reference_gap_us"] == pytest.approx(90.0)
+
+
+def test_host_check_catches_work_the_events_miss():
+    # Side-stream matmul: events see ~5 µs, the device-wide sync waits ~1 ms more.
+    check = _host_case(1.000, 1.090, 0.005, 1.095)
+    assert not check["pass"]
+    assert check["excess_us"] == pytest.approx(1000.0) and check["limit_us"] == pytest.approx(20.0)
+
+
+def test_host_check_reference_side_gap_never_fails_the_candidate():
+    assert _host_case(0.100, 1.500, 0.100, 0.190)["pass"]  # the reference's own gap is larger
+
+
+def test_host_check_floor_and_relative_limit():
+    assert _host_case(0.010, 0.100, 0.010, 0.119)["pass"]        # 19 µs excess < 20 µs floor
+    assert not _host_case(0.010, 0.100, 0.010, 0.121)["pass"]    # 21 µs
+    assert _host_case(1.0, 1.09, 1.0, 1.58)["pass"]              # 490 µs < 0.5 x 1 ms
+    assert not _host_case(1.0, 1.09, 1.0, 1.60)["pass"]          # 510 µs
+
+
+def test_host_check_uses_medians():
+    ref_ev, ref_host = [0.1] * 41, [0.19] * 41
+    cand_ev, cand_host = [0.1] * 41, [0.19] * 30 + [5.0] * 11  # a few preempted calls
+    assert timing.host_check(ref_ev, cand_ev, ref_host, cand_host)["pass"]
+
+
+def test_host_failure_is_a_rejection():
+    from kz_worker.timed import host_failure
+    bad = {"status": "ok", "host_check": _host_case(1.0, 1.09, 0.005, 1.095)}
+    failure = host_failure(bad)
+    assert failure.status == "rejected" and failure.kind == "timing"
+    assert failure.reason.startswith("timing.host_mismatch: host wall time around a "
+                                     "device-wide sync exceeds the CUDA-event time by 1090.0 µs")
+    assert host_failure({"status": "ok", "host_check": _host_case(0.2, 0.29, 0.1, 0.19)}) is None
+    assert host_failure({"status": "skipped", "reason": "no GPU"}) is None

@@ -19,7 +19,7 @@ def test_correct_run_over_the_protocol_despite_noisy_stdout():
     assert code == 0
     result = result_of(frames)
     assert result["status"] == "correct", result
-    assert [f["stage"] for f in frames[:-1]] == ["load", "parameters", "correctness", "extra_checks", "timing"]
+    assert [f["stage"] for f in frames[:-1]] == ["load", "parameters", "correctness", "trace", "extra_checks", "timing"]
     assert result["stages"]["timing"] == {"status": "skipped", "reason": "no GPU"}
     assert result["device"]["triton_interpret"] is True
     assert "candidate import xxx" in stdout and "candidate import stderr" in stderr

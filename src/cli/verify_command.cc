@@ -53,7 +53,14 @@ class VerifyCommandImpl : public VerifyCommand {
     c->add_option("--arch", o_.arch_list, "CUDA arch to build for (default: the GPU's, else 9.0)");
     c->add_option("--policy", o_.policy, "Integrity policy: strict (default) or kernelbench")
         ->check(CLI::IsMember({"strict", "kernelbench"}));
+    c->add_option("--min-candidate-share", o_.min_candidate_share,
+                  "strict policy: least share of a call's compute-kernel time the candidate's "
+                  "own kernels must carry (default 0.5)")
+        ->check(CLI::Range(0.0, 1.0));
     c->add_flag("--no-screen", no_screen_, "Skip the static screen (integrity rules)");
+    c->add_flag("--no-integrity", no_integrity_,
+                "Skip every integrity check (screen, trace, dataflow, extra inputs, timed recheck, "
+                "host cross-check): correctness and timing only, as a baseline");
     c->add_flag("--plain-build", plain_build_, "Build extensions exactly as load_inline does (no PCH, full headers)");
     cmd_ = c;
   }
@@ -119,7 +126,8 @@ class VerifyCommandImpl : public VerifyCommand {
     o_.rel_l2 = rel_l2_;
     o_.timing = !no_timing_;
     o_.accelerate_builds = !plain_build_;
-    o_.screen = !no_screen_;
+    o_.screen = !no_screen_ && !no_integrity_;
+    o_.integrity = !no_integrity_;
     o_.max_source_bytes = static_cast<uint64_t>(max_source_mib_ * double(1u << 20));
     o_.cache_max_bytes = static_cast<uint64_t>(cache_max_gib_ * double(1ull << 30));
     if (o_.cache_dir.empty()) o_.cache_dir = verify::DefaultCacheDir();
@@ -138,7 +146,7 @@ class VerifyCommandImpl : public VerifyCommand {
   std::optional<double> atol_, rtol_, rel_l2_;
   double cache_max_gib_ = 20;
   double max_source_mib_ = 8;
-  bool json_ = false, no_timing_ = false, plain_build_ = false, no_screen_ = false;
+  bool json_ = false, no_timing_ = false, plain_build_ = false, no_screen_ = false, no_integrity_ = false;
   verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
 };
 }  // namespace

@@ -33,7 +33,10 @@ struct VerifyOptions {
   int jobs = 1;                        // builds at once
   bool accelerate_builds = true;
   std::string policy = "strict";       // integrity policy: strict | kernelbench
-  bool screen = true;                  // run the static screen first       // PCH + lighter headers (docs/compile-farm.md)
+  double min_candidate_share = 0.5;    // strict: candidate kernels' share of compute time
+  bool screen = true;                  // run the static screen first
+  bool integrity = true;               // false: no screen, trace, dataflow, extra checks,
+                                       // timed recheck or host cross-check (a baseline)
   std::string arch_list;               // "" = the GPU's capability, else 9.0
 };
 

@@ -24,6 +24,14 @@ std::string TimingLine(const json& t) {
          Fmt("%.1f", r.value("median_us", 0.0)) + " µs: speedup " +
          Fmt("%.2f", t.value("speedup", 0.0)) + "×\n";
 }
+// "  trace: pass, 8 calls, candidate kernels' share >= 97% (strict)".
+std::string TraceLine(const json& t) {
+  std::string out = "  trace: " + t.value("status", "") + ", " +
+                    std::to_string(t.value("calls", json::array()).size()) + " calls";
+  json worst = t.value("worst_share", json());
+  if (worst.is_number()) out += Fmt(", candidate kernels' share >= %.0f%%", 100 * worst.get<double>());
+  return out + " (" + t.value("policy", "?") + ")\n";
+}
 }  // namespace
 
 std::string Summarize(const json& v) {
@@ -45,6 +53,9 @@ std::string Summarize(const json& v) {
     out += "  correctness: " + c.value("status", "") + ", " + std::to_string(c.value("trials_passed", 0)) +
            "/" + std::to_string(c.value("trials_run", 0)) + " trials passed\n";
   }
+  if (st.contains("trace") && st["trace"].is_object() &&
+      (st["trace"].value("status", "") == "pass" || st["trace"].value("status", "") == "reject"))
+    out += TraceLine(st["trace"]);
   if (st.contains("timing") && st["timing"].value("status", "") == "ok") out += TimingLine(st["timing"]);
   if (v.contains("error") && v["error"].is_object() && v["error"].contains("message")) {
     std::string msg = v["error"].value("message", "");

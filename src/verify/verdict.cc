@@ -17,7 +17,8 @@ json NewVerdict(const Sample& sample, const std::string& backend, const std::str
       {"candidate",
        {{"path", util::AbsolutePath(sample.candidate_path)}, {"xxh128", util::Hash128Hex(candidate_text)}}},
       {"device", json::object()},
-      {"checked", {{"compiled", false}, {"ran", false}, {"correctness", false}, {"timing", false}}},
+      {"checked",
+       {{"compiled", false}, {"ran", false}, {"correctness", false}, {"trace", false}, {"timing", false}}},
       {"not_checked", json::array()},
       {"stages", json::object()},
       {"error", nullptr},
@@ -60,6 +61,16 @@ void ApplyDeath(json& v, const worker::WorkerReply& reply) {
     }
   }
   v["error"]["stderr_tail"] = p.stderr_tail.substr(p.stderr_tail.size() > 2000 ? p.stderr_tail.size() - 2000 : 0);
+}
+
+// "<stage>: <why>" for a stage that was not checked: the stage's own reason if it gave
+// one, else what stopped it (no GPU, correctness).
+std::string WhyNotChecked(const json& st, const std::string& stage, bool on_gpu, const std::string& corr) {
+  std::string why = !on_gpu ? "no GPU" : corr != "pass" ? "correctness did not pass" : stage + " skipped";
+  if (st.contains(stage) && st[stage].is_object() && st[stage].contains("reason") &&
+      st[stage]["reason"].is_string())
+    why = st[stage]["reason"].get<std::string>();
+  return stage + ": " + why;
 }
 }  // namespace
 
@@ -112,15 +123,18 @@ void FinishChecks(json& v, bool on_gpu) {
                  : c["ran"].get<bool>()                 ? "correctness: did not complete (" + status + ")"
                                                         : "correctness: did not run (" + status + ")");
   }
-  if (!c["timing"].get<bool>()) {
-    std::string why = !on_gpu ? "no GPU" : corr != "pass" ? "correctness did not pass" : "timing skipped";
-    if (st.contains("timing") && st["timing"].contains("reason")) why = st["timing"]["reason"];
-    nc.push_back("timing: " + why);
-  }
+  // The launch trace (docs/trace.md) is checked when its rules were evaluated.
+  std::string trace = stage_status("trace");
+  c["trace"] = trace == "pass" || trace == "reject";
+  if (!c["trace"].get<bool>()) nc.push_back(WhyNotChecked(st, "trace", on_gpu, corr));
+  if (!c["timing"].get<bool>()) nc.push_back(WhyNotChecked(st, "timing", on_gpu, corr));
   json flags = json::array();
   if (st.contains("extra_checks") && st["extra_checks"].value("weak_task", json()).is_string())
     flags.push_back("weak_task: " + st["extra_checks"]["weak_task"].get<std::string>());
   v["flags"] = flags;
+  if (v.value("policy", "") == "none")
+    nc.push_back("integrity: off (--no-integrity): no screen, trace, dataflow, extra inputs, "
+                 "timed recheck or host cross-check");
   if (!on_gpu && !cuda && c["ran"].get<bool>())
     nc.push_back("gpu execution: the Triton kernel ran under TRITON_INTERPRET=1 on the CPU");
 }

@@ -24,7 +24,8 @@ void SetOutcome(nlohmann::json& verdict, Status status, const std::string& reaso
 // timeout / crash / memory verdict built from the events it sent before it died.
 void ApplyRunReply(nlohmann::json& verdict, const worker::WorkerReply& reply);
 
-// Recomputes "checked" and "not_checked" from the stages present.
+// Recomputes "checked" (compiled, ran, correctness, trace, timing) and "not_checked"
+// from the stages present.
 void FinishChecks(nlohmann::json& verdict, bool on_gpu);
 
 Status VerdictStatus(const nlohmann::json& verdict);

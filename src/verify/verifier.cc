@@ -50,7 +50,7 @@ void Verifier::Prepare(const Sample& sample, Work& w) const {
   w.backend = sample.backend.empty() ? DetectBackend(cand) : sample.backend;
   w.candidate_text = cand;
   w.verdict = NewVerdict(sample, w.backend, task, cand);
-  w.verdict["policy"] = options_.screen ? options_.policy : "none";
+  w.verdict["policy"] = options_.integrity ? options_.policy : "none";
   if (!ok_task || !ok_cand) {
     SetOutcome(w.verdict, ok_task ? Status::kCompileError : Status::kInvalidTask,
                "cannot read " + err, "unreadable_file");
@@ -248,7 +248,9 @@ json Verifier::RunOptions() const {
           {"rel_l2", opt(options_.rel_l2)}, {"timing", options_.timing && gpu_.has_value()},
           {"warmup", 3},                   {"min_calls", 30},
           {"max_calls", 2000},             {"timing_budget_s", options_.timing_budget_s},
-          {"stable_rel", 0.01},            {"gpu_mem_fraction", nullptr}};
+          {"stable_rel", 0.01},            {"gpu_mem_fraction", nullptr},
+          {"policy", options_.policy},     {"min_candidate_share", options_.min_candidate_share},
+          {"integrity", options_.integrity}};
 }
 
 void Verifier::Run(Work& w) const {

@@ -58,6 +58,8 @@ expect_exit 14 "screen rejects a file-level finding (gen.no_kernel)" -- "${V[@]}
 json_check "whole-file finding named in the reason" '"gen.no_kernel (whole file)" in v["reason"]'
 expect_exit 0 "kernelbench policy only warns on PyTorch compute" -- "${V[@]}" --json --policy kernelbench --ref tests/corpus/tasks/silu.py --candidate $CH
 json_check "warning is kept in the verdict" 'v["policy"] == "kernelbench" and any(f["severity"] == "warn" for f in v["stages"]["screen"]["findings"])'
+expect_exit 0 "--no-integrity: the cheat is judged on correctness alone (the baseline)" -- "${V[@]}" --json --no-integrity --ref tests/corpus/tasks/silu.py --candidate $CH
+json_check "policy none, no screen, integrity named as not checked" 'v["policy"] == "none" and "screen" not in v["stages"] and "extra_checks" not in v["stages"] and any(n.startswith("integrity: off") for n in v["not_checked"])'
 expect_exit 0 "--no-screen skips the screen" -- "${V[@]}" --json --no-screen --ref $T/relu.py --candidate $C/relu_triton_ok.py
 json_check "no screen stage" '"screen" not in v["stages"]'
 json_check "honest kernels pass the screen" 'True'

@@ -90,4 +90,35 @@ TEST(Verdict, FinishChecksSaysWhatWasNotChecked) {
   EXPECT_NE(nc.find("timing: no GPU"), std::string::npos);
 }
 
+TEST(Verdict, TraceIsCheckedWhenItsRulesRan) {
+  json v = Fresh("cuda");
+  v["stages"]["correctness"] = {{"status", "pass"}};
+  v["stages"]["trace"] = {{"status", "reject"}, {"rule", "trace.side_stream"}};
+  FinishChecks(v, /*on_gpu=*/true);
+  EXPECT_TRUE(v["checked"]["trace"].get<bool>());
+  EXPECT_EQ(v["not_checked"].dump().find("trace:"), std::string::npos);
+}
+
+TEST(Verdict, TraceNotCheckedSaysWhy) {
+  json v = Fresh("cuda");
+  v["stages"]["correctness"] = {{"status", "pass"}};
+  v["stages"]["trace"] = {{"status", "skipped"}, {"reason", "no CUPTI: libcupti.so.13: not found"}};
+  v["stages"]["timing"] = {{"status", "ok"}};
+  FinishChecks(v, /*on_gpu=*/true);
+  EXPECT_FALSE(v["checked"]["trace"].get<bool>());
+  EXPECT_TRUE(v["checked"]["timing"].get<bool>());
+  ASSERT_EQ(v["not_checked"].size(), 1u);
+  EXPECT_EQ(v["not_checked"][0], "trace: no CUPTI: libcupti.so.13: not found");
+
+  json cpu = Fresh("triton");
+  cpu["stages"]["correctness"] = {{"status", "pass"}};
+  FinishChecks(cpu, /*on_gpu=*/false);
+  EXPECT_NE(cpu["not_checked"].dump().find("trace: no GPU"), std::string::npos);
+
+  json failed = Fresh("cuda");
+  failed["stages"]["correctness"] = {{"status", "fail"}};
+  FinishChecks(failed, /*on_gpu=*/true);
+  EXPECT_NE(failed["not_checked"].dump().find("trace: correctness did not pass"), std::string::npos);
+}
+
 }  // namespace kz::verify

@@ -1,0 +1,189 @@
+// The trace over the host-only fake CUPTI (fake_cupti.cc) and fake driver: window
+// handling, record conversion (kinds, demangling, marker, truncation), reads,
+// stream ids, and failure paths selected by the fake's environment variables
+// (ctest native_trace_fake_*). KZ_FAKE_CUPTI_PATH names the fake library.
+#include <cupti_activity.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kz_runtime.h"
+#include "kz_trace.h"
+
+namespace {
+
+using PushFn = void (*)(int, const char*, uint32_t, uint64_t, uint64_t, uint32_t, uint64_t,
+                        uint32_t);
+using EnabledFn = int (*)(int);
+
+struct Fake {
+  PushFn push = nullptr;
+  EnabledFn enabled = nullptr;
+};
+
+const char* fake_path() { return std::getenv("KZ_FAKE_CUPTI_PATH"); }
+
+// Initialises the trace over the fake once; the hooks come from the same handle.
+Fake& fake() {
+  static Fake f = [] {
+    Fake out;
+    const char* paths[] = {fake_path()};
+    if (kz_tr_init(paths, 1) != KZ_RT_OK) return out;
+    void* h = dlopen(fake_path(), RTLD_NOW | RTLD_NOLOAD);
+    out.push = reinterpret_cast<PushFn>(dlsym(h, "kz_fake_cupti_push"));
+    out.enabled = reinterpret_cast<EnabledFn>(dlsym(h, "kz_fake_cupti_enabled"));
+    return out;
+  }();
+  return f;
+}
+
+std::vector<kz_tr_record> stop_and_read(uint64_t* dropped = nullptr) {
+  int count = -1, copied = -1;
+  EXPECT_EQ(kz_tr_stop(&count, dropped), KZ_RT_OK) << kz_tr_last_error();
+  std::vector<kz_tr_record> out(static_cast<size_t>(count > 0 ? count : 0));
+  EXPECT_EQ(kz_tr_read(out.data(), count, &copied), KZ_RT_OK);
+  EXPECT_EQ(copied, count);
+  return out;
+}
+
+class TraceFake : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fake_path()) GTEST_SKIP() << "KZ_FAKE_CUPTI_PATH not set";
+    if (std::getenv("KZ_FAKE_CUPTI_VERSION") || std::getenv("KZ_FAKE_CUPTI_FAIL_ENABLE"))
+      GTEST_SKIP() << "failure-path run";
+    ASSERT_NE(fake().push, nullptr) << kz_tr_last_error();
+  }
+};
+
+TEST_F(TraceFake, LoadsTheGivenLibrary) {
+  EXPECT_NE(std::string(kz_tr_library()).find("fake-cupti/libcupti.so.13"), std::string::npos)
+      << kz_tr_library();
+  EXPECT_EQ(kz_tr_version(), 130001u);
+  EXPECT_NE(kz_tr_marker_value(), 0u);
+  const char* paths[] = {"/elsewhere/libcupti.so"};
+  EXPECT_EQ(kz_tr_init(paths, 1), KZ_RT_OK);  // second init: no-op
+}
+
+TEST_F(TraceFake, WindowKeepsConvertedRecords) {
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK) << kz_tr_last_error();
+  EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), 1);
+  EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_KERNEL), 0);  // never the serialising kind
+  fake().push(1, "_Z13matmul_kernelPKfS0_Pfiii", 7, 1000, 2000, 0, 0, 0);
+  fake().push(1, "_Z3fooILi128EEvPf", 9, 1500, 4000, 0, 0, 3);
+  fake().push(1, "softmax_kernel", 7, 2000, 2100, 0, 0, 0);
+  fake().push(2, nullptr, 7, 2200, 2201, kz_tr_marker_value(), 4, 0);
+  fake().push(2, nullptr, 7, 100, 200, kz_tr_marker_value(), 8, 0);  // not 4 bytes
+  fake().push(3, nullptr, 7, 300, 400, 2, 16, 0);                    // DtoH
+  EXPECT_EQ(kz_tr_mark(0), KZ_RT_OK) << kz_tr_last_error();  // fake driver memset
+  auto r = stop_and_read();
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_EQ(r[0].kind, KZ_TR_KERNEL);
+  EXPECT_STREQ(r[0].name, "matmul_kernel(float const*, float const*, float*, int, int, int)");
+  EXPECT_EQ(r[0].stream_id, 7u);
+  EXPECT_EQ(r[0].start_ns, 1000u);
+  EXPECT_EQ(r[0].end_ns, 2000u);
+  EXPECT_STREQ(r[1].name, "void foo<128>(float*)");
+  EXPECT_EQ(r[1].graph_id, 3u);
+  EXPECT_STREQ(r[2].name, "softmax_kernel");  // not a C++ name: kept as is
+  EXPECT_EQ(r[3].kind, KZ_TR_MARKER);
+  EXPECT_STREQ(r[3].name, "kz marker");
+  EXPECT_EQ(r[4].kind, KZ_TR_MEMSET);
+  EXPECT_EQ(r[4].bytes, 8u);
+  EXPECT_EQ(r[5].kind, KZ_TR_MEMCPY);
+  EXPECT_STREQ(r[5].name, "memcpy DtoH");
+  EXPECT_NE(r[0].correlation_id, r[1].correlation_id);
+}
+
+TEST_F(TraceFake, RecordsOutsideTheWindowAreDropped) {
+  ASSERT_EQ(kz_tr_enable(), KZ_RT_OK);
+  fake().push(1, "before_start", 7, 1, 2, 0, 0, 0);
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK);
+  auto r = stop_and_read();
+  EXPECT_TRUE(r.empty());
+  fake().push(1, "after_stop", 7, 1, 2, 0, 0, 0);
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK);
+  EXPECT_TRUE(stop_and_read().empty());
+}
+
+TEST_F(TraceFake, LongNamesAreCut) {
+  const std::string name(3000, 'k');
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK);
+  fake().push(1, name.c_str(), 7, 1, 2, 0, 0, 0);
+  auto r = stop_and_read();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(std::string(r[0].name), name.substr(0, KZ_TR_NAME_LEN - 1));
+}
+
+TEST_F(TraceFake, ReadCopiesAtMostCapacity) {
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK);
+  for (int i = 0; i < 5; ++i) fake().push(1, "k", 7, 1, 2, 0, 0, 0);
+  int count = 0, copied = 0;
+  ASSERT_EQ(kz_tr_stop(&count, nullptr), KZ_RT_OK);
+  EXPECT_EQ(count, 5);
+  kz_tr_record two[2];
+  EXPECT_EQ(kz_tr_read(two, 2, &copied), KZ_RT_OK);
+  EXPECT_EQ(copied, 2);
+}
+
+TEST_F(TraceFake, DroppedRecordsAreCounted) {
+  const char* d = std::getenv("KZ_FAKE_CUPTI_DROPPED");
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK);
+  fake().push(1, "k", 7, 1, 2, 0, 0, 0);
+  uint64_t dropped = 99;
+  auto r = stop_and_read(&dropped);
+  EXPECT_EQ(dropped, d ? std::strtoull(d, nullptr, 10) : 0u);
+}
+
+TEST_F(TraceFake, StreamIdsAndWindowRules) {
+  uint32_t id = 0;
+  EXPECT_EQ(kz_tr_stream_id(0, &id), KZ_RT_OK);
+  EXPECT_EQ(id, 7u);
+  EXPECT_EQ(kz_tr_stream_id(0x12, &id), KZ_RT_OK);
+  EXPECT_EQ(id, 118u);
+  EXPECT_EQ(kz_tr_stream_id(0, nullptr), KZ_RT_BAD_ARGUMENT);
+  int count = 0;
+  EXPECT_EQ(kz_tr_mark(0), KZ_RT_BAD_ARGUMENT);  // no window
+  EXPECT_NE(std::string(kz_tr_last_error()).find("no open window"), std::string::npos);
+  EXPECT_EQ(kz_tr_stop(&count, nullptr), KZ_RT_BAD_ARGUMENT);
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK);
+  EXPECT_EQ(kz_tr_stop(nullptr, nullptr), KZ_RT_BAD_ARGUMENT);
+  EXPECT_EQ(kz_tr_stop(&count, nullptr), KZ_RT_OK);
+  EXPECT_EQ(kz_tr_disable(), KZ_RT_OK);
+  EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), 0);
+  EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_MEMSET), 0);
+  kz_tr_shutdown();
+  EXPECT_EQ(kz_tr_start(), KZ_RT_OK);  // usable again after shutdown
+  EXPECT_EQ(kz_tr_stop(&count, nullptr), KZ_RT_OK);
+  kz_tr_shutdown();
+}
+
+// ctest native_trace_fake_old: KZ_FAKE_CUPTI_VERSION=28 (CUDA 12.9's CUPTI).
+TEST(TraceFakeFailures, OldCuptiIsRefused) {
+  if (!fake_path() || !std::getenv("KZ_FAKE_CUPTI_VERSION")) GTEST_SKIP() << "needs the env";
+  const char* paths[] = {fake_path()};
+  EXPECT_EQ(kz_tr_init(paths, 1), KZ_TR_NO_CUPTI);
+  const std::string msg = kz_tr_last_error();
+  EXPECT_EQ(msg.rfind("no CUPTI: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("CUPTI API version 28, need >= 130000"), std::string::npos) << msg;
+}
+
+// ctest native_trace_fake_enable: KZ_FAKE_CUPTI_FAIL_ENABLE=1.
+TEST(TraceFakeFailures, EnableFailureRollsBack) {
+  if (!fake_path() || !std::getenv("KZ_FAKE_CUPTI_FAIL_ENABLE")) GTEST_SKIP() << "needs the env";
+  const char* paths[] = {fake_path()};
+  ASSERT_EQ(kz_tr_init(paths, 1), KZ_RT_OK) << kz_tr_last_error();
+  EXPECT_EQ(kz_tr_start(), KZ_TR_CUPTI_ERROR);
+  const std::string msg = kz_tr_last_error();
+  EXPECT_NE(msg.find("cuptiActivityEnable failed: CUPTI_ERROR_NOT_INITIALIZED"),
+            std::string::npos) << msg;
+  void* h = dlopen(fake_path(), RTLD_NOW | RTLD_NOLOAD);
+  auto enabled = reinterpret_cast<EnabledFn>(dlsym(h, "kz_fake_cupti_enabled"));
+  ASSERT_NE(enabled, nullptr);
+  EXPECT_EQ(enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), 0);
+}
+
+}  // namespace

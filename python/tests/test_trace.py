@@ -1,0 +1,271 @@
+"""The trace's runtime side (kz_worker.trace) without a GPU: the run flow with a
+scripted stand-in tracer, the ctypes binding over the fake CUPTI and fake driver
+(native/tests), CUPTI discovery, and what the worker reports without CUPTI."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from kz_worker import run as run_module
+from kz_worker import trace
+from kz_worker.run import run_op
+from kzhelpers import fixture
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+CAND = textwrap.dedent('''
+    """Plain ReLU with a pretend JIT kernel (its name is what the trace looks for)."""
+    import torch
+
+
+    def jit(fn):
+        return fn
+
+
+    @jit
+    def relu_kernel(x):
+        return x
+
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            return torch.clamp(x, min=0)
+''')
+
+
+class FakeTracer:
+    """Stands in for trace.Tracer: each window gets the records script(label) returns."""
+
+    def __init__(self, script, broken=None):
+        self.script, self.windows, self.broken = script, [], broken
+        self.library, self.enabled = "/fake/libcupti.so.13", None
+
+    def enable(self):
+        self.enabled = True
+
+    def disable(self):
+        self.enabled = False
+
+    def window(self, label, device):
+        tracer = self
+
+        class Window:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, exc_type, *_):
+                if exc_type is None:
+                    tracer.windows.append({"label": label, "records": tracer.script(label),
+                                           "caller_stream": 7, "dropped": 0})
+                return False
+        return Window()
+
+
+def kernel(name, start, end, stream=7):
+    return {"kind": "kernel", "name": name, "stream": stream, "start_ns": start,
+            "end_ns": end, "graph": 0, "bytes": 0}
+
+
+def marker(at):
+    return {"kind": "marker", "name": "kz marker", "stream": 7, "start_ns": at,
+            "end_ns": at + 1, "graph": 0, "bytes": 0}
+
+
+def honest(label):
+    return [kernel("relu_kernel", 1000, 5000), marker(5100)]
+
+
+def run_with(tmp_path, monkeypatch, channel, script, **options):
+    cand = tmp_path / "cand_traced.py"
+    cand.write_text(CAND)
+    tracer = FakeTracer(script)
+    monkeypatch.setattr(run_module.trace, "prepare", lambda device: (tracer, ""))
+    request = {"protocol": 1, "op": "run", "task_path": fixture("task_relu"),
+               "candidate_path": str(cand), "backend": "triton", "device": "cpu",
+               "prebuilt": [], "options": {"trials": 3, "seed": 42, **options}}
+    return run_op(request, channel), tracer
+
+
+def test_every_checked_call_is_traced(tmp_path, monkeypatch, channel):
+    result, tracer = run_with(tmp_path, monkeypatch, channel, honest)
+    assert result["status"] == "correct", result["reason"]
+    assert [w["label"] for w in tracer.windows] == [
+        "trial 0", "trial 1", "trial 2", "fresh inputs", "same inputs again (1)",
+        "same inputs again (2)"]
+    stage = result["stages"]["trace"]
+    assert stage["status"] == "pass" and stage["candidate_kernel_names"] == ["relu_kernel"]
+    assert stage["library"] == "/fake/libcupti.so.13" and stage["policy"] == "strict"
+    assert tracer.enabled is False  # disabled before extra checks and timing
+    assert [e["stage"] for e in channel.events] == [
+        "load", "parameters", "correctness", "trace", "extra_checks", "timing"]
+
+
+def test_cache_hit_on_repeated_inputs_is_rejected(tmp_path, monkeypatch, channel):
+    def cached(label):
+        return [marker(100)] if label.startswith("same inputs") else honest(label)
+    result, _ = run_with(tmp_path, monkeypatch, channel, cached)
+    assert result["status"] == "rejected"
+    assert result["reason"].startswith("trace.no_candidate_kernel: same inputs again (1): "
+                                       "none of the candidate's kernels (relu_kernel) ran")
+    assert result["error"]["kind"] == "trace"
+    assert result["stages"]["trace"]["rule"] == "trace.no_candidate_kernel"
+    assert "timing" not in result["stages"] and "extra_checks" not in result["stages"]
+
+
+def test_side_stream_is_rejected(tmp_path, monkeypatch, channel):
+    def side(label):
+        return [kernel("relu_kernel", 1000, 900_000, stream=21), marker(2000)]
+    result, _ = run_with(tmp_path, monkeypatch, channel, side)
+    assert result["status"] == "rejected"
+    assert result["reason"].startswith("trace.side_stream: trial 0: relu_kernel on stream 21")
+
+
+def test_policy_reaches_the_trace(tmp_path, monkeypatch, channel):
+    def mostly_torch(label):
+        return [kernel("relu_kernel", 1000, 2000),
+                kernel("void at::native::foo<float>(float*)", 2000, 11000), marker(11100)]
+    strict, _ = run_with(tmp_path, monkeypatch, channel, mostly_torch)
+    assert strict["status"] == "rejected" and strict["reason"].startswith("trace.foreign_compute")
+    bench, _ = run_with(tmp_path, monkeypatch, channel, mostly_torch, policy="kernelbench")
+    assert bench["status"] == "correct", bench["reason"]
+    assert bench["stages"]["trace"]["reported"]
+    lenient, _ = run_with(tmp_path, monkeypatch, channel, mostly_torch, min_candidate_share=0.05)
+    assert lenient["status"] == "correct"
+
+
+def test_bad_policy_is_a_protocol_error(tmp_path, monkeypatch, channel):
+    from kz_worker.protocol import ProtocolError
+    with pytest.raises(ProtocolError, match="policy"):
+        run_with(tmp_path, monkeypatch, channel, honest, policy="lenient")
+    with pytest.raises(ProtocolError, match="min_candidate_share"):
+        run_with(tmp_path, monkeypatch, channel, honest, min_candidate_share=1.5)
+
+
+def test_broken_tracer_is_not_checked_not_failed(tmp_path, monkeypatch, channel):
+    cand = tmp_path / "cand_traced.py"
+    cand.write_text(CAND)
+    tracer = FakeTracer(honest, broken="kz_tr_mark: cuMemAlloc(4) failed")
+    monkeypatch.setattr(run_module.trace, "prepare", lambda device: (tracer, ""))
+    request = {"protocol": 1, "op": "run", "task_path": fixture("task_relu"),
+               "candidate_path": str(cand), "backend": "triton", "device": "cpu",
+               "prebuilt": [], "options": {"trials": 2}}
+    result = run_op(request, channel)
+    assert result["status"] == "correct"
+    assert result["stages"]["trace"] == {"status": "skipped",
+                                         "reason": "kz_tr_mark: cuMemAlloc(4) failed"}
+
+
+def test_without_gpu_the_trace_is_skipped():
+    assert trace.prepare("cpu") == (None, "no GPU")
+
+
+def test_trace_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("KZ_TRACE", "0")
+    assert trace.prepare("cuda") == (None, "disabled (KZ_TRACE=0)")
+
+
+def test_without_runtime_library_the_reason_says_so(monkeypatch):
+    monkeypatch.delenv("KZ_TRACE", raising=False)
+    monkeypatch.delenv("KZ_RUNTIME_LIB", raising=False)
+    tracer, reason = trace.prepare("cuda")
+    assert tracer is None and reason.startswith("native runtime not found")
+
+
+def test_cupti_paths_prefer_pip_packages(tmp_path, monkeypatch):
+    lib = tmp_path / "site" / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    for name in ("libcupti.so.13", "libcupti.so.12", "libcupti.so.2025.1.1", "libcupti.so"):
+        (lib / name).write_bytes(b"")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "site")])
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    monkeypatch.delenv("KZ_CUPTI_PATH", raising=False)
+    paths = trace.cupti_paths()
+    assert paths[:2] == [str(lib / "libcupti.so.13"), str(lib / "libcupti.so")]
+    assert not any(p.endswith((".so.12", ".so.2025.1.1")) for p in paths)
+
+
+def test_source_recorder_notes_sources_and_delegates():
+    calls = []
+    inner = lambda *a, **k: calls.append((a, k)) or "module"  # noqa: E731
+    inner.compiled_in_child = ["x"]
+    rec = trace.SourceRecorder(inner)
+    out = rec("ext", cpp_sources="int f();", cuda_sources=["__global__ void k(){}"],
+              functions=["f"])
+    assert out == "module" and len(calls) == 1
+    assert rec.texts == ["int f();", "__global__ void k(){}"]
+    assert rec.compiled_in_child == ["x"]
+    assert rec(bad_argument=1) == "module"  # does not bind: inner decides
+
+
+def test_candidate_names_of_corpus_files():
+    cuda = REPO / "tests" / "corpus" / "cheats" / "matmul_cache_cpp_static_cuda.py"
+    assert trace.candidate_names(str(cuda), object, []) == {"matmul_kernel"}
+    tri = REPO / "tests" / "corpus" / "cheats" / "softmax_side_stream_triton.py"
+    assert trace.candidate_names(str(tri), object, []) == {"softmax_kernel"}
+
+
+# ------------------------------------------------------------------ the real binding
+
+def _built(name):
+    for root in (os.environ.get("KZ_TEST_BUILD_DIR", ""), str(REPO / "build")):
+        path = pathlib.Path(root) / name if root else None
+        if path is not None and path.exists():
+            return path
+    return None
+
+
+FAKE_SCRIPT = """
+import ctypes, json, sys, types
+# No torch in this process (it would load the real libcupti first): a stand-in.
+calls = []
+cuda = types.SimpleNamespace(synchronize=lambda d: calls.append("sync"),
+                             current_stream=lambda d: types.SimpleNamespace(cuda_stream=0))
+sys.modules["torch"] = types.SimpleNamespace(cuda=cuda)
+from kz_worker import trace
+tracer, reason = trace.prepare("cuda")
+assert tracer is not None, reason
+fake = ctypes.CDLL(sys.argv[1])
+u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+fake.kz_fake_cupti_push.argtypes = [ctypes.c_int, ctypes.c_char_p, u32, u64, u64, u32, u64, u32]
+tracer.lib.kz_tr_marker_value.restype = u32
+marker = tracer.lib.kz_tr_marker_value()
+tracer.enable()
+with tracer.window("trial 0", "cuda:0"):
+    fake.kz_fake_cupti_push(1, b"_Z11relu_kernelPfi", 7, 1000, 5000, 0, 0, 0)
+    fake.kz_fake_cupti_push(2, None, 7, 5100, 5101, marker, 4, 0)
+try:
+    with tracer.window("trial 1", "cuda:0"):
+        raise ValueError("candidate raised")
+except ValueError:
+    pass
+tracer.disable()
+print(json.dumps({"library": tracer.library, "windows": tracer.windows, "calls": calls,
+                  "broken": tracer.broken}))
+"""
+
+
+def test_binding_over_fake_cupti_and_driver():
+    lib, cupti = _built("lib/libkz_runtime.so"), _built("native/tests/fake-cupti")
+    driver = _built("native/tests/fake-driver")
+    if not (lib and cupti and driver):
+        pytest.skip("native build with fakes not found (set KZ_TEST_BUILD_DIR)")
+    env = dict(os.environ, KZ_RUNTIME_LIB=str(lib), PYTHONPATH=str(REPO / "python"),
+               LD_LIBRARY_PATH=f"{cupti}:{driver}", KZ_CUPTI_PATH=str(cupti / "libcupti.so.13"))
+    out = subprocess.run([sys.executable, "-c", FAKE_SCRIPT, str(cupti / "libcupti.so.13")],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["library"].endswith("fake-cupti/libcupti.so.13") and data["broken"] is None
+    assert [w["label"] for w in data["windows"]] == ["trial 0"]  # trial 1 raised: dropped
+    window = data["windows"][0]
+    assert window["caller_stream"] == 7 and window["dropped"] == 0
+    assert window["records"] == [
+        {"kind": "kernel", "name": "relu_kernel(float*, int)", "stream": 7, "start_ns": 1000,
+         "end_ns": 5000, "graph": 0, "bytes": 0},
+        {"kind": "marker", "name": "kz marker", "stream": 7, "start_ns": 5100,
+         "end_ns": 5101, "graph": 0, "bytes": 4}]
+    assert data["calls"] == ["sync", "sync", "sync"]  # before, after; before the raising one
