@@ -6,7 +6,9 @@
 #   timing  kz's medians beside triton.testing.do_bench on three tasks (bench/timing)
 #   compile load_inline's parallel path against the farm on 32 samples (bench/compile)
 #   compile-verify  the farm-built samples through the GPU correctness checks
-#   corpus  the adversarial corpus against its expected verdicts (tests/corpus)
+#   corpus  the adversarial corpus against its expected verdicts (tests/corpus), and the
+#           host-time cross-check alone on the unjoined-stream cheat
+#   integrity  wall time with and without the integrity checks (bench/integrity)
 # Usage: scripts/gpu_check.sh [env] [native] [examples] [timing]   (default: all)
 # Expects build/bin/kz and build/lib/libkz_runtime.so built beforehand (carried).
 set -uo pipefail
@@ -27,7 +29,8 @@ for step in "${steps[@]}"; do
         $NVCC --version | tail -2; nproc; ldd build/bin/kz; } > "$OUT/env.txt" 2>&1
       rc=$?; cat "$OUT/env.txt" ;;
     native)
-      build/bin/kz_runtime_test_gpu > "$OUT/native.txt" 2>&1; rc=$?; tail -5 "$OUT/native.txt" ;;
+      { build/bin/kz_runtime_test_gpu; r1=$?; build/bin/kz_trace_test_gpu; r2=$?; } > "$OUT/native.txt" 2>&1
+      rc=$(( r1 || r2 )); grep -E "PASSED|FAILED|SKIPPED" "$OUT/native.txt" | tail -8 ;;
     examples)
       build/bin/kz verify --json --manifest examples/manifest.jsonl --timeout 45 -j 8 \
         > "$OUT/examples.jsonl" 2> "$OUT/examples.err"; rc=$?
@@ -52,8 +55,16 @@ PY
     corpus)
       # The labelled adversarial corpus (tests/corpus): every verdict against expect_gpu.
       build/bin/kz verify --json --manifest tests/corpus/manifest.jsonl --timeout 120 -j "$(nproc)" \
-        > "$OUT/corpus.jsonl" 2> "$OUT/corpus.err"; rc=$?
-      tail -2 "$OUT/corpus.err" ;;
+        > "$OUT/corpus.jsonl" 2> "$OUT/corpus.err"
+      $KZ_PYTHON scripts/corpus_check.py "$OUT/corpus.jsonl" > "$OUT/corpus_check.txt"; rc=$?
+      grep -v "^ok" "$OUT/corpus_check.txt" | tail -20
+      # The host-time cross-check alone (trace off): the unjoined-stream CUDA cheat.
+      KZ_TRACE=0 build/bin/kz verify --json --ref tests/corpus/tasks/matmul.py \
+        --candidate tests/corpus/cheats/matmul_side_stream_cuda.py > "$OUT/host_mismatch.json" 2>&1
+      $KZ_PYTHON -c "import json,sys; v=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print('host-only check:', v['status'], v['reason'][:160])" "$OUT/host_mismatch.json" ;;
+    integrity)
+      $KZ_PYTHON bench/integrity/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/integrity.txt" 2>&1; rc=$?
+      tail -5 "$OUT/integrity.txt" ;;
     timing)
       $KZ_PYTHON bench/timing/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/timing.txt" 2>&1; rc=$?
       tail -6 "$OUT/timing.txt" ;;
