@@ -58,6 +58,7 @@ bool g_ready = false;    // kz_tr_init succeeded
 bool g_enabled = false;  // the activity kinds are enabled
 Records g_kept;          // records of the last closed window
 CUdeviceptr g_marker = 0;
+CUevent g_done_event = nullptr;  // kz_tr_caller_done's event (no timing)
 
 struct Lock {
   Lock() { pthread_mutex_lock(&g_rec_mu); }
@@ -210,6 +211,27 @@ int kz_tr_mark(uintptr_t stream) {
   return KZ_RT_OK;
 }
 
+int kz_tr_caller_done(uintptr_t stream, uint64_t* done_ns) {
+  kz::clear_error();
+  if (int rc = need_ready("kz_tr_caller_done")) return rc;
+  if (!done_ns || !g_collecting) {
+    set_error("kz_tr_caller_done: %s", !done_ns ? "done_ns must not be NULL" : "no open window");
+    return KZ_RT_BAD_ARGUMENT;
+  }
+  // An event, not a kernel or memset: the stream's front end completes it without an SM,
+  // as soon as everything the stream waits for (joined streams, and on the legacy default
+  // stream the blocking streams) is done.
+  CUresult r0 = g_done_event ? CUDA_SUCCESS : g_drv.cuEventCreate(&g_done_event, CU_EVENT_DISABLE_TIMING);
+  if (r0 == CUDA_SUCCESS) r0 = g_drv.cuEventRecord(g_done_event, reinterpret_cast<CUstream>(stream));
+  if (r0 == CUDA_SUCCESS) r0 = g_drv.cuEventSynchronize(g_done_event);
+  if (r0 != CUDA_SUCCESS) {
+    set_error("kz_tr_caller_done: event record/synchronize failed: %s", kz::cuda_text(r0));
+    return KZ_RT_CUDA_ERROR;
+  }
+  CUptiResult r = g_cupti.cuptiGetTimestamp(done_ns);
+  return r == CUPTI_SUCCESS ? KZ_RT_OK : fail_cupti(r, "cuptiGetTimestamp");
+}
+
 int kz_tr_stop(int* count, uint64_t* dropped) {
   kz::clear_error();
   if (int rc = need_ready("kz_tr_stop")) return rc;
@@ -274,6 +296,8 @@ int kz_tr_disable(void) {
 void kz_tr_shutdown(void) {
   (void)kz_tr_disable();
   if (g_marker && g_drv.cuMemFree) g_drv.cuMemFree(g_marker);
+  if (g_done_event && g_drv.cuEventDestroy) g_drv.cuEventDestroy(g_done_event);
+  g_done_event = nullptr;
   g_marker = 0;
   g_kept.size = 0;
 }

@@ -95,10 +95,7 @@ TEST_F(TraceGpu, KernelOnTheCallerStreamEndsBeforeTheMarker) {
   const kz_tr_record* m = find(rs, KZ_TR_MARKER);
   ASSERT_TRUE(k && m) << rs.size() << " records";
   EXPECT_STREQ(k->name, "kz_test_spin(float*, int)");
-  uint32_t legacy = 0;
-  ASSERT_EQ(kz_tr_stream_id(0, &legacy), KZ_RT_OK);
-  EXPECT_EQ(k->stream_id, legacy);
-  EXPECT_EQ(m->stream_id, legacy);
+  EXPECT_EQ(k->stream_id, m->stream_id);  // both on the legacy default stream
   EXPECT_GT(k->end_ns, k->start_ns);
   EXPECT_LE(k->end_ns, m->start_ns);
   std::printf("kernel %.1f us, marker starts %.1f us after it ends\n",
@@ -109,6 +106,8 @@ TEST_F(TraceGpu, UnjoinedSideStreamOutlivesTheMarker) {
   CUstream side = nullptr;
   ASSERT_EQ(d.cuStreamCreate(&side, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   launch_spin(side, 2000000);
+  uint64_t done = 0;
+  ASSERT_EQ(kz_tr_caller_done(0, &done), KZ_RT_OK) << kz_tr_last_error();
   ASSERT_EQ(kz_tr_mark(0), KZ_RT_OK);
   auto rs = finish();
   const kz_tr_record* k = find(rs, KZ_TR_KERNEL);
@@ -116,6 +115,7 @@ TEST_F(TraceGpu, UnjoinedSideStreamOutlivesTheMarker) {
   ASSERT_TRUE(k && m);
   EXPECT_NE(k->stream_id, m->stream_id);
   EXPECT_GT(k->end_ns, m->start_ns);
+  EXPECT_GT(k->end_ns, done) << "the caller's stream was done before the side kernel";
   std::printf("side kernel ends %.1f us after the marker starts\n",
               (static_cast<double>(k->end_ns) - static_cast<double>(m->start_ns)) / 1e3);
 }
@@ -128,6 +128,8 @@ TEST_F(TraceGpu, JoinedSideStreamEndsBeforeTheMarker) {
   launch_spin(side, 2000000);
   ASSERT_EQ(d.cuEventRecord(done, side), CUDA_SUCCESS);
   ASSERT_EQ(d.cuStreamWaitEvent(nullptr, done, 0), CUDA_SUCCESS);
+  uint64_t caller_done = 0;
+  ASSERT_EQ(kz_tr_caller_done(0, &caller_done), KZ_RT_OK) << kz_tr_last_error();
   ASSERT_EQ(kz_tr_mark(0), KZ_RT_OK);
   auto rs = finish();
   const kz_tr_record* k = find(rs, KZ_TR_KERNEL);
@@ -135,6 +137,7 @@ TEST_F(TraceGpu, JoinedSideStreamEndsBeforeTheMarker) {
   ASSERT_TRUE(k && m);
   EXPECT_NE(k->stream_id, m->stream_id);
   EXPECT_LE(k->end_ns, m->start_ns);
+  EXPECT_LE(k->end_ns, caller_done);
 }
 
 TEST_F(TraceGpu, MemsetAndMemcpyAreRecorded) {

@@ -62,19 +62,28 @@ def signed_inputs(task, reference, candidate, device, options) -> tuple[dict, st
         _, failure = compare_outputs(k, ref, out, options)
         if failure:
             return ({"check": "signed_inputs", "ran": True, "pass": False},
-                    f"signed inputs (get_inputs draws only non-negative values): {failure}")
+                    "correctness.signed_inputs: signed inputs (get_inputs draws only "
+                    f"non-negative values): {failure}")
     return {"check": "signed_inputs", "ran": True, "pass": True, "trials": SIGNED_TRIALS}, None
 
 
+def _namespace(task) -> dict:
+    """The globals that `get_inputs` and `Model` read: the task module's (a loader.Task
+    carries them; a plain module is its own namespace)."""
+    namespace = getattr(task, "namespace", None)
+    return namespace if isinstance(namespace, dict) else vars(task)
+
+
 def _size_constants(task) -> dict:
-    return {name: value for name, value in vars(task).items()
+    return {name: value for name, value in _namespace(task).items()
             if not name.startswith("_") and type(value) is int and value >= 8 and value % 8 == 0}
 
 
 def _rebuild(task, model_class, device):
     from .params import match_parameters
     init = list(task.get_init_inputs())
-    ref = task.Model(*init).to(device)
+    model = getattr(task, "model", None) or getattr(task, "Model")
+    ref = model(*init).to(device)
     cand = model_class(*init).to(device)
     match_parameters(ref, cand)
     return ref, cand
@@ -87,7 +96,7 @@ def perturbed_sizes(task, model_class, device, options) -> tuple[dict, str | Non
         return {"check": "perturbed_sizes", "ran": False, "reason": "no size constants"}, None
     nudged = {k: v - 3 for k, v in sizes.items()}
     try:
-        vars(task).update(nudged)
+        _namespace(task).update(nudged)
         seed_all(options.seed)
         try:
             ref_model, cand_model = _rebuild(task, model_class, device)
@@ -99,9 +108,10 @@ def perturbed_sizes(task, model_class, device, options) -> tuple[dict, str | Non
         out = call_candidate(cand_model, clone(inputs), device)
         _, failure = compare_outputs(0, ref, out, options)
     finally:
-        vars(task).update(sizes)
+        _namespace(task).update(sizes)
     entry = {"check": "perturbed_sizes", "ran": True, "pass": failure is None, "sizes": nudged}
-    return entry, (f"perturbed sizes {nudged}: {failure}" if failure else None)
+    message = f"correctness.perturbed_sizes: perturbed sizes {nudged}: {failure}"
+    return entry, (message if failure else None)
 
 
 def weak_task(reference_output) -> str | None:

@@ -30,6 +30,7 @@ class Task:
     model: type
     get_inputs: object
     get_init_inputs: object
+    namespace: dict | None = None  # the task module's globals (its size constants live here)
 
 
 def _task_failure(what: str, exc: BaseException, kind: str = "invalid_task") -> Failure:
@@ -74,7 +75,7 @@ def load_task(path: str) -> Task:
     missing = [n for n in TASK_NAMES if not callable(getattr(module, n, None))]
     if missing:
         raise Failure("invalid_task", "invalid_task", f"task: does not define {', '.join(missing)}")
-    return Task(module.Model, module.get_inputs, module.get_init_inputs)
+    return Task(module.Model, module.get_inputs, module.get_init_inputs, vars(module))
 
 
 def load_candidate(path: str) -> type:

@@ -65,6 +65,7 @@ class Tracer:
             "library": (ctypes.c_char_p, []), "version": (ctypes.c_uint32, []),
             "enable": (ctypes.c_int, []), "start": (ctypes.c_int, []),
             "mark": (ctypes.c_int, [ctypes.c_size_t]),
+            "caller_done": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]),
             "stop": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int),
                                     ctypes.POINTER(ctypes.c_uint64)]),
             "read": (ctypes.c_int, [ctypes.POINTER(_Record), ctypes.c_int,
@@ -153,6 +154,9 @@ class _Window:
     def __exit__(self, exc_type, exc, tb):
         import torch
         if self.open and exc_type is None:
+            done = ctypes.c_uint64(0)  # first: the marker memset may wait for an SM
+            synced = self._native(self.tracer._caller_done, "caller_done",
+                                  self.stream, ctypes.byref(done))
             marked = self._native(self.tracer._mark, "mark", self.stream)
             torch.cuda.synchronize(self.device)
             try:
@@ -163,7 +167,8 @@ class _Window:
             caller = self._caller_stream()
             if marked:
                 self.tracer.windows.append({"label": self.label, "records": records,
-                                            "caller_stream": caller, "dropped": dropped})
+                                            "caller_stream": caller, "dropped": dropped,
+                                            "caller_done_ns": done.value if synced else None})
         elif self.open:
             count = ctypes.c_int(0)
             self.tracer._stop(ctypes.byref(count), None)

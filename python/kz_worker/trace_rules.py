@@ -9,9 +9,13 @@ rejection reason (rule id first) or None.
 
 Rules (each window is one call):
 - trace.no_candidate_kernel: a call ran none of the candidate's kernels.
-- trace.side_stream: GPU work that ends more than LATE_SLACK_NS after the marker
-  starts: on another stream it was not joined to the caller's stream; on the caller's
-  stream it was launched after forward returned.
+- trace.side_stream: GPU work that ends more than LATE_SLACK_NS after the caller's
+  stream was seen finished (`caller_done_ns`: right after forward returned, the tracer
+  recorded an event on that stream and waited for it): on another stream it was not
+  joined to the caller's stream. The
+  marker's own start is only the fallback when `caller_done_ns` is missing: a memset
+  needs an SM, so it can start as late as a long kernel's last wave and hide the overlap
+  (seen on the H200: an unjoined 4096-block softmax was not caught that way).
 - trace.foreign_compute (policy strict): in some call the candidate's kernels carry
   less than `min_share` of candidate + foreign compute kernel time. Under policy
   kernelbench foreign compute is only reported. Memory records (memset, memcpy,
@@ -76,9 +80,12 @@ def summarize_call(window: dict, names) -> dict:
     if caller is None and marker is not None:
         caller = marker.get("stream")
     late = []
-    if marker is not None:
+    done = window.get("caller_done_ns")
+    if done is None and marker is not None:
+        done = marker.get("start_ns", 0)
+    if done is not None:
         for cls, r in classified:
-            after = r.get("end_ns", 0) - marker.get("start_ns", 0)
+            after = r.get("end_ns", 0) - done
             if cls != "marker" and r.get("end_ns", 0) and after > LATE_SLACK_NS:
                 late.append({"name": r.get("name", "?")[:300], "stream": r.get("stream"),
                              "class": cls, "after_return_us": _us(after),

@@ -244,3 +244,17 @@ def plain(x): pass
     names = trace_names.triton_kernel_names(source, module)
     assert names == {"tuned", "nested", "bare", "from_module"}
     assert trace_names.triton_kernel_names("def broken(:") == set()
+
+
+def test_caller_done_time_decides_even_when_the_marker_waited_for_an_sm():
+    """H200, 2026-11-29: the marker memset of an unjoined 4096-block softmax started only
+    at the kernel's last wave, so the marker alone missed it; the caller-done time (an
+    event on the caller's stream, waited for right after return) does not."""
+    side = rec("kernel", "matmul_kernel", 5, 38, stream=13)
+    late_marker = marker(37.5)
+    unjoined = window([side, late_marker])
+    unjoined["caller_done_ns"] = 8_000
+    assert rules(analyze([unjoined])) == ["trace.side_stream"]
+    joined = window([side, marker(40)])
+    joined["caller_done_ns"] = 39_000
+    assert rules(analyze([joined])) == []
