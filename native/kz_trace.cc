@@ -57,7 +57,8 @@ uint32_t g_marker_value = 0;  // set once by kz_tr_init
 bool g_ready = false;    // kz_tr_init succeeded
 bool g_enabled = false;  // the activity kinds are enabled
 Records g_kept;          // records of the last closed window
-CUdeviceptr g_marker = 0;
+CUdeviceptr g_marker = 0;   // 8 bytes: [0] the memset marker, [4] the copy marker
+void* g_marker_host = nullptr;  // 4 pinned bytes, source of the copy marker
 CUevent g_done_event = nullptr;  // kz_tr_caller_done's event (no timing)
 
 struct Lock {
@@ -122,9 +123,14 @@ void set_collecting(bool on) {
 int ensure_marker_buffer() {
   if (g_marker) return KZ_RT_OK;
   if (int rc = kz::driver_ready(nullptr)) return rc;
-  if (CUresult r = g_drv.cuMemAlloc(&g_marker, 4); r != CUDA_SUCCESS) {
+  if (CUresult r = g_drv.cuMemAlloc(&g_marker, 8); r != CUDA_SUCCESS) {
     g_marker = 0;
-    set_error("kz_tr_mark: cuMemAlloc(4) failed (no current context?): %s", kz::cuda_text(r));
+    set_error("kz_tr_mark: cuMemAlloc(8) failed (no current context?): %s", kz::cuda_text(r));
+    return KZ_RT_CUDA_ERROR;
+  }
+  if (CUresult r = g_drv.cuMemAllocHost(&g_marker_host, 4); r != CUDA_SUCCESS) {
+    g_marker_host = nullptr;
+    set_error("kz_tr_mark: cuMemAllocHost(4) failed: %s", kz::cuda_text(r));
     return KZ_RT_CUDA_ERROR;
   }
   return KZ_RT_OK;
@@ -202,8 +208,13 @@ int kz_tr_mark(uintptr_t stream) {
     return KZ_RT_BAD_ARGUMENT;
   }
   if (int rc = ensure_marker_buffer()) return rc;
-  CUresult r =
-      g_drv.cuMemsetD32Async(g_marker, g_marker_value, 1, reinterpret_cast<CUstream>(stream));
+  // First a 4-byte copy from pinned memory: a copy engine runs it, not an SM, so it
+  // starts as soon as the stream is free even while another stream's kernel holds
+  // every SM; its start, on the GPU clock of the records, says when the caller's
+  // stream was done. Then the memset, whose value identifies the marker's stream.
+  CUresult r = g_drv.cuMemcpyHtoDAsync(g_marker + 4, g_marker_host, 4, reinterpret_cast<CUstream>(stream));
+  if (r == CUDA_SUCCESS)
+    r = g_drv.cuMemsetD32Async(g_marker, g_marker_value, 1, reinterpret_cast<CUstream>(stream));
   if (r != CUDA_SUCCESS) {
     set_error("kz_tr_mark: cuMemsetD32Async failed: %s", kz::cuda_text(r));
     return KZ_RT_CUDA_ERROR;
@@ -296,6 +307,8 @@ int kz_tr_disable(void) {
 void kz_tr_shutdown(void) {
   (void)kz_tr_disable();
   if (g_marker && g_drv.cuMemFree) g_drv.cuMemFree(g_marker);
+  if (g_marker_host && g_drv.cuMemFreeHost) g_drv.cuMemFreeHost(g_marker_host);
+  g_marker_host = nullptr;
   if (g_done_event && g_drv.cuEventDestroy) g_drv.cuEventDestroy(g_done_event);
   g_done_event = nullptr;
   g_marker = 0;

@@ -8,6 +8,7 @@
 #   compile-verify  the farm-built samples through the GPU correctness checks
 #   corpus  the adversarial corpus against its expected verdicts (tests/corpus), and the
 #           host-time cross-check alone on the unjoined-stream cheat
+#   streams  only the corpus entries about streams and graphs
 #   integrity  wall time with and without the integrity checks (bench/integrity)
 # Usage: scripts/gpu_check.sh [env] [native] [examples] [timing]   (default: all)
 # Expects build/bin/kz and build/lib/libkz_runtime.so built beforehand (carried).
@@ -62,8 +63,15 @@ PY
       KZ_TRACE=0 build/bin/kz verify --json --ref tests/corpus/tasks/matmul.py \
         --candidate tests/corpus/cheats/matmul_side_stream_cuda.py > "$OUT/host_mismatch.json" 2>&1
       $KZ_PYTHON -c "import json,sys; v=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print('host-only check:', v['status'], v['reason'][:160])" "$OUT/host_mismatch.json" ;;
+    streams)
+      # The corpus entries about streams and graphs only (the side-stream rule's cases).
+      grep -E 'side_stream|two_streams|graph' tests/corpus/manifest.jsonl > "$OUT/streams_manifest.jsonl"
+      build/bin/kz verify --json --manifest "$OUT/streams_manifest.jsonl" --timeout 120 -j "$(nproc)" \
+        > "$OUT/streams.jsonl" 2> "$OUT/streams.err"
+      $KZ_PYTHON scripts/corpus_check.py "$OUT/streams.jsonl" --manifest "$OUT/streams_manifest.jsonl" \
+        > "$OUT/streams_check.txt"; rc=$?; cat "$OUT/streams_check.txt" ;;
     integrity)
-      $KZ_PYTHON bench/integrity/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/integrity.txt" 2>&1; rc=$?
+      $KZ_PYTHON bench/integrity/run.py --kz build/bin/kz --repeats "${KZ_INTEGRITY_REPEATS:-3}" --out "$OUT" > "$OUT/integrity.txt" 2>&1; rc=$?
       tail -5 "$OUT/integrity.txt" ;;
     timing)
       $KZ_PYTHON bench/timing/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/timing.txt" 2>&1; rc=$?

@@ -116,6 +116,11 @@ TEST_F(TraceGpu, UnjoinedSideStreamOutlivesTheMarker) {
   EXPECT_NE(k->stream_id, m->stream_id);
   EXPECT_GT(k->end_ns, m->start_ns);
   EXPECT_GT(k->end_ns, done) << "the caller's stream was done before the side kernel";
+  const kz_tr_record* copy = find(rs, KZ_TR_MEMCPY);  // the copy marker, before the memset
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(copy->bytes, 4u);
+  EXPECT_EQ(copy->stream_id, m->stream_id);
+  EXPECT_LT(copy->start_ns, k->end_ns);
   std::printf("side kernel ends %.1f us after the marker starts\n",
               (static_cast<double>(k->end_ns) - static_cast<double>(m->start_ns)) / 1e3);
 }

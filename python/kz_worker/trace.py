@@ -65,7 +65,6 @@ class Tracer:
             "library": (ctypes.c_char_p, []), "version": (ctypes.c_uint32, []),
             "enable": (ctypes.c_int, []), "start": (ctypes.c_int, []),
             "mark": (ctypes.c_int, [ctypes.c_size_t]),
-            "caller_done": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]),
             "stop": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int),
                                     ctypes.POINTER(ctypes.c_uint64)]),
             "read": (ctypes.c_int, [ctypes.POINTER(_Record), ctypes.c_int,
@@ -120,7 +119,7 @@ class Tracer:
         self.check(self._read(self._buffer, CAPACITY, ctypes.byref(copied)), "kz_tr_read")
         records = [{"kind": _KINDS.get(r.kind, "?"), "name": r.name.decode("utf-8", "replace"),
                     "stream": r.stream_id, "start_ns": r.start_ns, "end_ns": r.end_ns,
-                    "graph": r.graph_id, "bytes": r.bytes}
+                    "graph": r.graph_id, "bytes": r.bytes, "correlation": r.correlation_id}
                    for r in self._buffer[:copied.value]]
         return records, dropped.value + max(0, count.value - copied.value)
 
@@ -154,9 +153,6 @@ class _Window:
     def __exit__(self, exc_type, exc, tb):
         import torch
         if self.open and exc_type is None:
-            done = ctypes.c_uint64(0)  # first: the marker memset may wait for an SM
-            synced = self._native(self.tracer._caller_done, "caller_done",
-                                  self.stream, ctypes.byref(done))
             marked = self._native(self.tracer._mark, "mark", self.stream)
             torch.cuda.synchronize(self.device)
             try:
@@ -167,8 +163,7 @@ class _Window:
             caller = self._caller_stream()
             if marked:
                 self.tracer.windows.append({"label": self.label, "records": records,
-                                            "caller_stream": caller, "dropped": dropped,
-                                            "caller_done_ns": done.value if synced else None})
+                                            "caller_stream": caller, "dropped": dropped})
         elif self.open:
             count = ctypes.c_int(0)
             self.tracer._stop(ctypes.byref(count), None)

@@ -10,12 +10,12 @@ rejection reason (rule id first) or None.
 Rules (each window is one call):
 - trace.no_candidate_kernel: a call ran none of the candidate's kernels.
 - trace.side_stream: GPU work that ends more than LATE_SLACK_NS after the caller's
-  stream was seen finished (`caller_done_ns`: right after forward returned, the tracer
-  recorded an event on that stream and waited for it): on another stream it was not
-  joined to the caller's stream. The
-  marker's own start is only the fallback when `caller_done_ns` is missing: a memset
-  needs an SM, so it can start as late as a long kernel's last wave and hide the overlap
-  (seen on the H200: an unjoined 4096-block softmax was not caught that way).
+  stream was done: the start of the 4-byte host-to-device copy the tracer enqueued on
+  it right after forward returned (a copy engine runs it, so it does not wait for an SM).
+  The marker memset's start is only the fallback: a memset needs an SM, so it can start
+  as late as a long kernel's last wave and hide the overlap (seen on the H200: an
+  unjoined 4096-block softmax was not caught that way). Work on another stream that
+  ends later was not joined to the caller's stream.
 - trace.foreign_compute (policy strict): in some call the candidate's kernels carry
   less than `min_share` of candidate + foreign compute kernel time. Under policy
   kernelbench foreign compute is only reported. Memory records (memset, memcpy,
@@ -53,6 +53,17 @@ def _marker(window: dict):
     return max(marks, key=lambda r: r.get("start_ns", 0)) if marks else None
 
 
+def _copy_marker(window: dict, marker):
+    """The 4-byte host-to-device copy the tracer enqueued on the marker's stream just
+    before the marker (the last such copy before it in API order), or None."""
+    if marker is None:
+        return None
+    copies = [r for r in window["records"] if r.get("kind") == "memcpy" and r.get("bytes") == 4
+              and "HtoD" in r.get("name", "") and r.get("stream") == marker.get("stream")
+              and r.get("correlation", 0) < marker.get("correlation", 1 << 62)]
+    return max(copies, key=lambda r: r.get("correlation", 0)) if copies else None
+
+
 def _groups(classified) -> list:
     """Records grouped by (name, stream, class, graph or not): count and total µs,
     longest first, at most MAX_LISTED."""
@@ -70,7 +81,8 @@ def _groups(classified) -> list:
 def summarize_call(window: dict, names) -> dict:
     """Per-call summary: time by class, share, late work, grouped kernels."""
     marker = _marker(window)
-    classified = [("marker" if r is marker else classify(r, names), r)
+    copy = _copy_marker(window, marker)
+    classified = [("marker" if r is marker or r is copy else classify(r, names), r)
                   for r in window["records"]]
     ns = {"candidate": 0, "foreign": 0, "memory": 0}
     for cls, r in classified:
@@ -80,9 +92,8 @@ def summarize_call(window: dict, names) -> dict:
     if caller is None and marker is not None:
         caller = marker.get("stream")
     late = []
-    done = window.get("caller_done_ns")
-    if done is None and marker is not None:
-        done = marker.get("start_ns", 0)
+    anchor = copy or marker  # when the caller's stream was done (see the module doc)
+    done = anchor.get("start_ns", 0) if anchor else None
     if done is not None:
         for cls, r in classified:
             after = r.get("end_ns", 0) - done

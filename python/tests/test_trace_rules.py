@@ -246,15 +246,15 @@ def plain(x): pass
     assert trace_names.triton_kernel_names("def broken(:") == set()
 
 
-def test_caller_done_time_decides_even_when_the_marker_waited_for_an_sm():
+def test_copy_marker_decides_even_when_the_marker_memset_waited_for_an_sm():
     """H200, 2026-11-29: the marker memset of an unjoined 4096-block softmax started only
-    at the kernel's last wave, so the marker alone missed it; the caller-done time (an
-    event on the caller's stream, waited for right after return) does not."""
+    at the kernel's last wave, so the marker alone missed it; the 4-byte copy enqueued
+    just before it runs on a copy engine and starts when the caller's stream is done."""
     side = rec("kernel", "matmul_kernel", 5, 38, stream=13)
-    late_marker = marker(37.5)
-    unjoined = window([side, late_marker])
-    unjoined["caller_done_ns"] = 8_000
-    assert rules(analyze([unjoined])) == ["trace.side_stream"]
-    joined = window([side, marker(40)])
-    joined["caller_done_ns"] = 39_000
-    assert rules(analyze([joined])) == []
+    def copy(at_us, corr):
+        return {**rec("memcpy", "memcpy HtoD", at_us, at_us + 1), "bytes": 4, "correlation": corr}
+    late_marker = {**marker(37.5), "correlation": 11}
+    assert rules(analyze([window([side, copy(8, 10), late_marker])])) == ["trace.side_stream"]
+    assert rules(analyze([window([side, copy(39, 10), {**marker(40), "correlation": 11}])])) == []
+    # Without the copy the marker decides (and misses this overlap: the H200 case).
+    assert rules(analyze([window([side, late_marker])])) == []
