@@ -13,7 +13,13 @@ source is cut at its top-level declarations into
   a call of the kernel's host stub, which the device part's object defines.
 
 Both parts carry `#line N "cuda.cu"` directives, so diagnostics keep cuda.cu's numbering.
-The split is conservative: whatever it cannot place safely (template kernels, torch types
+Kernel templates are split too when every launch names its template arguments with
+literals, builtin types or the source's own top-level constants (`k<16><<<...>>>`): the
+device part then takes the address of each such instantiation, so its stub is emitted
+there, and the host part declares the template. Arguments that depend on the host code
+(`k<scalar_t>` inside AT_DISPATCH) or are deduced cannot be placed and refuse the split.
+
+The split is conservative: whatever it cannot place safely (such kernel templates, torch types
 in device code, mutable non-static globals, out-of-class member definitions, static or
 inline functions with static locals, which would be duplicated) makes `split()` return a
 reason instead, and the caller builds the whole file the usual way. A split that then
@@ -22,6 +28,8 @@ fails to compile or link also falls back, so a wrong guess costs time, never beh
 
 import re
 from dataclasses import dataclass, field
+
+from . import cusplit_templates
 
 DEVICE_PRELUDE = """// Written by KernelZero's build farm: the torch-free device part of cuda.cu.
 // Standard headers that torch's headers would otherwise have pulled in.
@@ -36,14 +44,14 @@ DEVICE_PRELUDE = """// Written by KernelZero's build farm: the torch-free device
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
-"""
+""" + cusplit_templates.LAUNCH_STRUCT
 
 HOST_PRELUDE = """// Written by KernelZero's build farm: the host part of cuda.cu (kernels are
 // defined in cuda.cu's device part; launches call their host stubs, as nvcc emits them).
 #include <cuda_runtime.h>
 extern "C" unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim = 1,
                                                 size_t sharedMem = 0, struct CUstream_st* stream = 0);
-"""
+""" + cusplit_templates.LAUNCH_STRUCT
 
 _TORCH_INCLUDE = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|pybind11|caffe2)/')
 _TORCH_WORDS = re.compile(r"\b(torch|c10|Tensor|pybind11|(TORCH|AT|C10|PYBIND11)_\w+)\b|\b(at|py)::")
@@ -53,8 +61,8 @@ _TYPE_DECL = re.compile(r"^\s*(template\s*<.*>\s*)?(typedef|using|struct|class|u
 _CONTAINER = re.compile(r"^\s*((inline\s+)?namespace\b[\w\s:]*|extern\s*\"C(\+\+)?\")\s*$")
 
 
-class Unsplittable(Exception):
-    """The source has a construct the split does not place safely (message says which)."""
+# The source has a construct the split does not place safely (the message says which).
+Unsplittable = cusplit_templates.Unsplittable
 
 
 @dataclass
@@ -143,7 +151,9 @@ def _items(src: str, code: str, start: int, end: int) -> list:
 def _continues_to_semicolon(header: str) -> bool:
     """After the closing brace of `header {...}`, does the declaration go on to a ';'?
     (classes, enums, initialisers — not functions or namespaces)."""
-    return bool(re.search(r"\b(struct|class|union|enum)\b", header) or "=" in header) \
+    bare = re.sub(r"\([^()]*\)", "()", header)                 # parameter lists out
+    bare = re.sub(r"^\s*template\s*<.*?>(?=\s*(struct|class|union|__|[A-Za-z_]))", "", bare, flags=re.S)
+    return bool(re.search(r"\b(struct|class|union|enum)\b", bare) or re.search(r"=\s*$", bare)) \
         and not _CONTAINER.match(header)
 
 
@@ -209,7 +219,7 @@ def _declarator_name(header: str) -> str:
     return m.group(1) if m else ""
 
 
-def _place(item: Item, kernels: list) -> tuple:
+def _place(item: Item, kernels: list, templates: dict) -> tuple:
     """(device text, host text) for one top-level item; raises Unsplittable."""
     text, code = item.text, item.code
     if code.lstrip().startswith("#"):
@@ -217,14 +227,15 @@ def _place(item: Item, kernels: list) -> tuple:
     header = code[:item.body] if item.body >= 0 else code
     torchy = bool(_TORCH_WORDS.search(code))
     if _KERNEL_ATTRS.search(header) and "__global__" in header:
-        if re.match(r"\s*template\b", header):
-            raise Unsplittable("template kernel")
         if torchy:
             raise Unsplittable("kernel uses torch/ATen types")
         name = _declarator_name(header)
         if "::" in name or re.search(r"\bstatic\b", header):
             raise Unsplittable(f"kernel {name} is static or qualified")
         kernels.append(name)
+        if re.match(r"\s*template\b", header):     # launched through kz_tl_* launchers
+            templates[name] = cusplit_templates.parse(item.text[:item.body] if item.body >= 0 else text, name)
+            return text, f"/*KZ_TEMPLATE {name}*/\n"
         return text, _prototype(item)
     if _DEVICE_ONLY.search(header) and "__host__" not in header:
         if torchy:
@@ -260,16 +271,23 @@ def _place_function(item: Item, header: str, code: str) -> tuple:
     return item.text, _prototype(item)                 # defined once, in the device part
 
 
-def _emit(items: list, src: str, kernels: list, device: list, host: list) -> None:
+def _constants(code: str) -> set:
+    """Names of the source's top-level macros and constexpr/const integral constants."""
+    names = set(re.findall(r"^\s*#\s*define\s+(\w+)", code, re.M))
+    names |= set(re.findall(r"^\s*(?:static\s+)?(?:constexpr|const)\s+[\w:]+\s+(\w+)\s*=", code, re.M))
+    return names
+
+
+def _emit(items: list, src: str, kernels: list, templates: dict, device: list, host: list) -> None:
     for item in items:
         line = src.count("\n", 0, item.start) + 1
         if item.inner:
             opening = item.text[:item.body + 1]
             device.append(f'#line {line} "cuda.cu"\n{opening}\n'); host.append(f'#line {line} "cuda.cu"\n{opening}\n')
-            _emit(item.inner, src, kernels, device, host)
+            _emit(item.inner, src, kernels, templates, device, host)
             device.append("}\n"); host.append("}\n")
             continue
-        d, h = _place(item, kernels)
+        d, h = _place(item, kernels, templates)
         if d:
             device.append(f'#line {line} "cuda.cu"\n{d}\n')
         if h:
@@ -282,9 +300,15 @@ def split(cuda_cu: str) -> Split:
     if "__global__" not in code:
         raise Unsplittable("no __global__ kernel")
     items = _items(cuda_cu, code, 0, len(cuda_cu))
-    kernels, device, host = [], [DEVICE_PRELUDE], [HOST_PRELUDE]
-    _emit(items, cuda_cu, kernels, device, host)
+    kernels, templates, device, host = [], {}, [DEVICE_PRELUDE], [HOST_PRELUDE]
+    _emit(items, cuda_cu, kernels, templates, device, host)
     host_text = "".join(host)
+    if templates:
+        host_text, launchers, protos = cusplit_templates.rewrite(
+            host_text, _blank(host_text), templates, _constants(code))
+        device.append("// Launchers of the kernel-template instantiations the host part uses.\n" + launchers)
+        for name in templates:
+            host_text = host_text.replace(f"/*KZ_TEMPLATE {name}*/\n", "".join(protos.get(name, [])))
     host_text = _launch_rewrite(host_text, _blank(host_text))
     if "<<<" in _blank(host_text):
         raise Unsplittable("a kernel launch could not be rewritten")

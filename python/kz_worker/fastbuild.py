@@ -171,6 +171,19 @@ def _apply(build_dir: str, mode: str, cu: str | None, main: str | None) -> None:
         _write(os.path.join(build_dir, LITE_NAME), LITE_HEADER)
 
 
+def _check_symbols(build_dir: str) -> None:
+    """Load the built library with every symbol bound now: a split that left a kernel
+    stub undefined fails here (RuntimeError -> next mode), not at the GPU's import."""
+    import ctypes
+    import glob
+    for lib in glob.glob(os.path.join(glob.escape(build_dir), "*.so")):
+        try:
+            ctypes.CDLL(lib, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as exc:
+            if "undefined symbol" in str(exc):
+                raise RuntimeError(f"split build left a symbol undefined: {exc}") from None
+
+
 @contextlib.contextmanager
 def accelerated(pch_root: str, report: dict):
     """Within this block, `load_inline` builds use the PCH and the fastest header mode
@@ -187,7 +200,10 @@ def accelerated(pch_root: str, report: dict):
             _apply(build_directory, mode, cu, main)
             report["header_mode"] = mode
             try:
-                return real(build_directory, verbose, error_prefix)
+                result = real(build_directory, verbose, error_prefix)
+                if mode == "split":
+                    _check_symbols(build_directory)
+                return result
             except RuntimeError:
                 if i == len(modes) - 1:
                     raise

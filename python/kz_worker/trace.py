@@ -23,8 +23,11 @@ from .failure import Failure, describe
 
 REPEATS = 2           # extra calls on the very same input tensors (caches show there)
 SEED_OFFSET = 7919    # seed of the repeated-input calls: options.seed + SEED_OFFSET
-CAPACITY = 1 << 16    # records read per window (the native side keeps at most this)
-_KINDS = {1: "kernel", 2: "memset", 3: "memcpy", 4: "marker"}
+CAPACITY = (1 << 16) + 1024  # records read per window (the native side keeps at most
+                              # 65536, plus the stream records it appends)
+_KINDS = {1: "kernel", 2: "memset", 3: "memcpy", 4: "marker", 5: "event_record", 7: "stream"}
+# KZ_TR_SYNC (6) by its CUpti_ActivitySynchronizationType.
+_SYNC_KINDS = {1: "event_sync", 2: "stream_wait", 3: "stream_sync", 4: "context_sync"}
 _CUPTI_FILE = re.compile(r"libcupti\.so(?:\.(?:1[3-9]|[2-9]\d))?$")  # not year-named files
 
 
@@ -33,7 +36,22 @@ class _Record(ctypes.Structure):
                 ("start_ns", ctypes.c_uint64), ("end_ns", ctypes.c_uint64),
                 ("bytes", ctypes.c_uint64), ("graph_id", ctypes.c_uint32),
                 ("correlation_id", ctypes.c_uint32), ("device_id", ctypes.c_uint32),
-                ("context_id", ctypes.c_uint32), ("name", ctypes.c_char * 512)]
+                ("context_id", ctypes.c_uint32), ("event_id", ctypes.c_uint32),
+                ("detail", ctypes.c_uint32), ("event_sync_id", ctypes.c_uint64),
+                ("name", ctypes.c_char * 512)]
+
+
+def _as_dict(r) -> dict:
+    """One kz_tr_record as the plain record of trace_rules (its module doc)."""
+    kind = _SYNC_KINDS.get(r.detail, "sync") if r.kind == 6 else _KINDS.get(r.kind, "?")
+    out = {"kind": kind, "name": r.name.decode("utf-8", "replace"), "stream": r.stream_id,
+           "start_ns": r.start_ns, "end_ns": r.end_ns, "graph": r.graph_id, "bytes": r.bytes,
+           "correlation": r.correlation_id}
+    if r.kind in (5, 6):
+        out.update(event=r.event_id, sync_id=r.event_sync_id)
+    elif r.kind == 7:
+        out["flags"] = r.detail
+    return out
 
 
 def cupti_paths() -> list:
@@ -70,7 +88,8 @@ class Tracer:
             "read": (ctypes.c_int, [ctypes.POINTER(_Record), ctypes.c_int,
                                     ctypes.POINTER(ctypes.c_int)]),
             "stream_id": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint32)]),
-            "disable": (ctypes.c_int, []), "last_error": (ctypes.c_char_p, [])}
+            "disable": (ctypes.c_int, []), "last_error": (ctypes.c_char_p, []),
+            "dependencies": (ctypes.c_char_p, []), "record_size": (ctypes.c_uint32, [])}
 
     def __init__(self, lib):
         for name, (restype, argtypes) in self._SIG.items():
@@ -100,6 +119,12 @@ class Tracer:
     def enable(self) -> None:
         self.check(self._enable(), "kz_tr_enable")
 
+    def dependencies(self) -> str:
+        """"" while CUPTI records the dependency kinds (event records, stream waits,
+        synchronisations, stream flags), else why not."""
+        raw = self._dependencies()
+        return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw or "")
+
     def disable(self) -> None:
         if self._disable() != 0 and self.broken is None:
             self.broken = f"kz_tr_disable: {self.error()}"
@@ -117,10 +142,7 @@ class Tracer:
             self._buffer = (_Record * CAPACITY)()
         copied = ctypes.c_int(0)
         self.check(self._read(self._buffer, CAPACITY, ctypes.byref(copied)), "kz_tr_read")
-        records = [{"kind": _KINDS.get(r.kind, "?"), "name": r.name.decode("utf-8", "replace"),
-                    "stream": r.stream_id, "start_ns": r.start_ns, "end_ns": r.end_ns,
-                    "graph": r.graph_id, "bytes": r.bytes, "correlation": r.correlation_id}
-                   for r in self._buffer[:copied.value]]
+        records = [_as_dict(r) for r in self._buffer[:copied.value]]
         return records, dropped.value + max(0, count.value - copied.value)
 
     def window(self, label: str, device):
@@ -160,20 +182,22 @@ class _Window:
             except RuntimeError as err:
                 self.tracer.broken = str(err)
                 return False
-            caller = self._caller_stream()
+            caller, legacy = self._stream_id(self.stream), self._stream_id(0)
             if marked:
                 self.tracer.windows.append({"label": self.label, "records": records,
-                                            "caller_stream": caller, "dropped": dropped})
+                                            "caller_stream": caller, "dropped": dropped,
+                                            "legacy_stream": legacy,
+                                            "dependencies": self.tracer.dependencies()})
         elif self.open:
             count = ctypes.c_int(0)
             self.tracer._stop(ctypes.byref(count), None)
         return False
 
-    def _caller_stream(self):
+    def _stream_id(self, handle):
         try:
-            return self.tracer.stream_id(self.stream)
+            return self.tracer.stream_id(handle)
         except RuntimeError:
-            return None  # then the marker's own stream is the caller's
+            return None  # caller unknown: the marker's own stream is the caller's
 
 
 def prepare(device: str):
@@ -190,6 +214,10 @@ def prepare(device: str):
         tracer = Tracer(ctypes.CDLL(path))
     except (OSError, AttributeError) as exc:
         return None, f"{path} has no launch trace (kz_tr_*): {describe(exc)}"
+    size = tracer._record_size()
+    if size != ctypes.sizeof(_Record):
+        return None, (f"{path}: kz_tr_record is {size} bytes, the binding expects "
+                      f"{ctypes.sizeof(_Record)} (rebuild the native runtime)")
     try:
         tracer.init(cupti_paths())
     except RuntimeError:

@@ -95,8 +95,37 @@ def test_literals_and_comments_are_blanked_but_keep_length():
     assert "1'000" not in src or "d = 1" in blank
 
 
+WRAP = "torch::Tensor f(torch::Tensor x) {{ float* p = x.data_ptr<float>(); {} return x; }}\n"
+
+
+TEMPLATE_SOURCE = PREFIX + (
+    "#define BLOCK 256\n"
+    "template <int N, typename T = float>\n"
+    "__global__ void __launch_bounds__(N) scale(T* __restrict__ y, const T* x, int n) {\n"
+    "  int i = blockIdx.x * N + threadIdx.x; if (i < n) y[i] = 2 * x[i]; }\n"
+    + WRAP.format("dim3 g(1); cudaStream_t s = 0; scale<BLOCK><<<g, BLOCK, 0, s>>>(p, p, 4); "
+                  "scale<BLOCK, float><<<1, 1>>>(p, p, 4); "
+                  "scale<128, double><<<1, 1>>>((double*)p, (double*)p, 2);"))
+
+
+def test_kernel_templates_launch_through_external_launchers():
+    s = cusplit.split(TEMPLATE_SOURCE)
+    assert s.kernels == ["scale"]
+    launcher0 = ("void kz_tl_0(KzLaunch kz_l, float* __restrict__ y, const float* x, int n) "
+                 "{ scale<BLOCK><<<kz_l.g, kz_l.b, kz_l.s, kz_l.st>>>(y, x, n); }")
+    assert launcher0 in s.device
+    assert "void kz_tl_2(KzLaunch kz_l, double* __restrict__ y, const double* x, int n)" in s.device
+    assert "kz_tl_0(KzLaunch(g, BLOCK, 0, s), p, p, 4);" in s.host
+    assert "kz_tl_1(KzLaunch(1, 1), p, p, 4);" in s.host
+    assert s.host.count("void kz_tl_") == 3 and "<<<" not in s.host
+    assert s.host.index("void kz_tl_0(") < s.host.index("torch::Tensor f("), "prototypes before use"
+
+
 @pytest.mark.parametrize("source, reason", [
-    ("template <typename T> __global__ void k(T* y) {}", "template kernel"),
+    ("template <typename T> __global__ void k(T* y) {}\n" + WRAP.format("k<<<1, 1>>>(p);"),
+     "kernel template k launched with deduced arguments"),
+    ("template <typename T> __global__ void k(T* y) {}\n" + WRAP.format("k<scalar_t><<<1, 1>>>(p);"),
+     "kernel template k<scalar_t> depends on host names: scalar_t"),
     ("__global__ void k(at::Half* y) {}", "kernel uses torch/ATen types"),
     ("__global__ void k() {}\n__device__ c10::Half h(float v) { return v; }", "device code uses torch/ATen types"),
     ("__global__ void k() {}\nint counter = 0;", "mutable global variable with external linkage"),

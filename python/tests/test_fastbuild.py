@@ -25,9 +25,10 @@ def test_modes_fastest_first():
     assert fastbuild._modes(SPLITTABLE, report) == ["split", "lite", "full"]
     assert report["split_kernels"] == 1
     report = {}
-    template = "#include <torch/types.h>\ntemplate <typename T> __global__ void k(T* y) {}\n"
+    template = ("#include <torch/types.h>\ntemplate <typename T> __global__ void k(T* y) {}\n"
+                "torch::Tensor f(torch::Tensor x) { k<<<1, 1>>>(x.data_ptr<float>()); return x; }\n")
     assert fastbuild._modes(template, report) == ["lite", "full"]
-    assert report["split_skipped"] == "template kernel"
+    assert report["split_skipped"] == "kernel template k launched with deduced arguments"
     assert fastbuild._modes("#include <cuda.h>\n__global__ void k() {}\n", {}) == ["split", "full"]
     assert fastbuild._modes(None, {}) == ["full"]
 
@@ -97,3 +98,30 @@ def test_split_build_compiles_links_and_imports(tmp_path, monkeypatch):
     assert result["ok"] is True, result
     assert result["build"]["header_mode"] == "split" and "fallbacks" not in result["build"]
     assert result["build"]["split_kernels"] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/usr/local/cuda/bin/nvcc"), reason="needs nvcc")
+def test_split_build_of_kernel_templates_links(tmp_path, monkeypatch):
+    """Kernel-template instantiations reach the host part through kz_tl_* launchers; the
+    library loads with every symbol bound (nvcc gives template stubs internal linkage,
+    so calling them directly would leave them undefined)."""
+    import ctypes
+    from test_cusplit import TEMPLATE_SOURCE, PREFIX
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    call = {"name": "kz_test_split_tmpl", "cpp_sources": ["torch::Tensor f(torch::Tensor x);"],
+            "cuda_sources": [TEMPLATE_SOURCE[len(PREFIX):]], "functions": ["f"]}
+    result = build.build_op({"call": call, "build_dir": str(tmp_path / "b"), "accelerate": {"pch_root": ""}})
+    assert result["ok"] is True, result
+    assert result["build"]["header_mode"] == "split" and "fallbacks" not in result["build"]
+    ctypes.CDLL(result["library"], mode=os.RTLD_NOW | os.RTLD_LOCAL)  # raises on an undefined symbol
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/cc"), reason="needs a C compiler")
+def test_a_library_with_an_undefined_symbol_fails_the_split(tmp_path):
+    import subprocess
+    (tmp_path / "x.c").write_text("extern void kz_missing_stub(void);\nvoid f(void) { kz_missing_stub(); }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", str(tmp_path / "x.c"), "-o", str(tmp_path / "x.so")], check=True)
+    with pytest.raises(RuntimeError, match="kz_missing_stub"):
+        fastbuild._check_symbols(str(tmp_path))
