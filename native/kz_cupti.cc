@@ -145,34 +145,100 @@ const char* cupti_text(CUptiResult r) {
   return buf;
 }
 
+namespace {
+
+// The fields every record has; the rest stay 0 (name "").
+kz_tr_record head(int32_t kind, uint32_t stream, uint64_t start, uint64_t end,
+                  uint32_t correlation, uint32_t device, uint32_t context) {
+  kz_tr_record r{};
+  r.kind = kind;
+  r.stream_id = stream;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.correlation_id = correlation;
+  r.device_id = device;
+  r.context_id = context;
+  return r;
+}
+
+const char* sync_name(uint32_t type) {
+  switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "event synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "stream wait event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "stream synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "context synchronize";
+    default: return "sync";
+  }
+}
+
+// The dependency kinds: event records, synchronisations, stream creations.
+bool convert_dependency(const CUpti_Activity* a, kz_tr_record* out) {
+  switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+      const auto* e = reinterpret_cast<const CUpti_ActivityCudaEvent2*>(a);
+      *out = head(KZ_TR_EVENT_RECORD, e->streamId, 0, 0, e->correlationId, e->deviceId,
+                  e->contextId);
+      out->event_id = e->eventId;
+      out->event_sync_id = e->cudaEventSyncId;
+      set_name(out, "event record");
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(a);
+      *out = head(KZ_TR_SYNC, s->streamId, s->start, s->end, s->correlationId, 0, s->contextId);
+      out->event_id = s->cudaEventId;
+      out->event_sync_id = s->cudaEventSyncId;
+      out->detail = static_cast<uint32_t>(s->type);
+      set_name(out, sync_name(out->detail));
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_STREAM: {
+      const auto* s = reinterpret_cast<const CUpti_ActivityStream*>(a);
+      *out = head(KZ_TR_STREAM, s->streamId, 0, 0, s->correlationId, 0, s->contextId);
+      out->detail = static_cast<uint32_t>(s->flag);
+      set_name(out, "stream");
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 bool convert_record(const CUpti_Activity* a, uint32_t marker_value, kz_tr_record* out) {
   *out = kz_tr_record{};
   switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
-      *out = {KZ_TR_KERNEL, k->streamId, k->start, k->end, 0, k->graphId, k->correlationId,
-              k->deviceId, k->contextId, {}};
+      *out = head(KZ_TR_KERNEL, k->streamId, k->start, k->end, k->correlationId, k->deviceId,
+                  k->contextId);
+      out->graph_id = k->graphId;
       set_name(out, k->name ? k->name : "?");
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
       const bool marker = m->value == marker_value && m->bytes == 4;
-      *out = {marker ? KZ_TR_MARKER : KZ_TR_MEMSET, m->streamId, m->start, m->end, m->bytes,
-              m->graphId, m->correlationId, m->deviceId, m->contextId, {}};
+      *out = head(marker ? KZ_TR_MARKER : KZ_TR_MEMSET, m->streamId, m->start, m->end,
+                  m->correlationId, m->deviceId, m->contextId);
+      out->bytes = m->bytes;
+      out->graph_id = m->graphId;
       set_name(out, marker ? "kz marker" : "memset");
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
-      *out = {KZ_TR_MEMCPY, m->streamId, m->start, m->end, m->bytes, m->graphId,
-              m->correlationId, m->deviceId, m->contextId, {}};
+      *out = head(KZ_TR_MEMCPY, m->streamId, m->start, m->end, m->correlationId, m->deviceId,
+                  m->contextId);
+      out->bytes = m->bytes;
+      out->graph_id = m->graphId;
       set_name(out, copy_kind(m->copyKind));
       return true;
     }
     default:
-      return false;
+      return convert_dependency(a, out);
   }
 }
 

@@ -41,7 +41,10 @@ int load_cupti(const char* const* paths, int n_paths);
 const char* cupti_text(CUptiResult r);
 
 // Fills *out from a kernel, memset or memcpy record (a memset of 4 bytes of
-// marker_value becomes KZ_TR_MARKER). Returns false for any other kind.
+// marker_value becomes KZ_TR_MARKER), or from a dependency record (CUDA_EVENT ->
+// KZ_TR_EVENT_RECORD, SYNCHRONIZATION -> KZ_TR_SYNC, STREAM -> KZ_TR_STREAM; the CUDA 13
+// structs CUpti_ActivityCudaEvent2, CUpti_ActivitySynchronization2,
+// CUpti_ActivityStream). Returns false for any other kind.
 // Plain C-style code throughout (no exceptions, no std containers): the library must
 // not need a newer glibc than its build host's oldest targets (see CMakeLists.txt).
 bool convert_record(const CUpti_Activity* a, uint32_t marker_value, kz_tr_record* out);

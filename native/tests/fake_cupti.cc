@@ -6,6 +6,10 @@
 //   KZ_FAKE_CUPTI_VERSION=N   cuptiGetVersion reports N (default 130001)
 //   KZ_FAKE_CUPTI_FAIL_ENABLE=1  cuptiActivityEnable fails (CUPTI_ERROR_NOT_INITIALIZED)
 //   KZ_FAKE_CUPTI_DROPPED=N   each flush reports N dropped records
+//   KZ_FAKE_CUPTI_NO_DEPS=1   enabling CUDA_EVENT fails (CUPTI_ERROR_NOT_COMPATIBLE): the
+//                             dependency kinds are unavailable, the others work
+// Dependency records (CUDA_EVENT, SYNCHRONIZATION, STREAM) are scripted through
+// kz_fake_cupti_push_dep. Every record gets the next correlation id, in push order.
 #include <cupti_activity.h>
 #include <cupti_version.h>
 
@@ -20,6 +24,8 @@ struct Scripted {
   const char* name;  // kernels (leaked copy, valid for the process)
   uint32_t stream, graph, value;
   uint64_t start, end, bytes;
+  uint32_t event_id = 0, detail = 0;  // dependency records
+  uint64_t sync_id = 0;
 };
 
 CUpti_BuffersCallbackRequestFunc g_request = nullptr;
@@ -33,12 +39,40 @@ size_t record_size(CUpti_ActivityKind k) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
     case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return sizeof(CUpti_ActivityCudaEvent2);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_STREAM: return sizeof(CUpti_ActivityStream);
     default: return 0;
   }
 }
 
+// Event records, synchronisations and stream creations (CUDA 13 structs).
+void write_dependency(const Scripted& s, uint8_t* at) {
+  if (s.kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT) {
+    CUpti_ActivityCudaEvent2 e{};
+    e.kind = s.kind; e.streamId = s.stream; e.eventId = s.event_id;
+    e.cudaEventSyncId = s.sync_id; e.contextId = 1; e.correlationId = ++g_correlation;
+    std::memcpy(at, &e, sizeof e);
+  } else if (s.kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
+    CUpti_ActivitySynchronization2 y{};
+    y.kind = s.kind; y.type = static_cast<CUpti_ActivitySynchronizationType>(s.detail);
+    y.streamId = s.stream; y.cudaEventId = s.event_id; y.cudaEventSyncId = s.sync_id;
+    y.start = s.start; y.end = s.end; y.contextId = 1; y.correlationId = ++g_correlation;
+    std::memcpy(at, &y, sizeof y);
+  } else {
+    CUpti_ActivityStream t{};
+    t.kind = s.kind; t.streamId = s.stream;
+    t.flag = static_cast<CUpti_ActivityStreamFlag>(s.detail);
+    t.contextId = 1; t.correlationId = ++g_correlation;
+    std::memcpy(at, &t, sizeof t);
+  }
+}
+
 void write_record(const Scripted& s, uint8_t* at) {
-  if (s.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+  if (s.kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT || s.kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ||
+      s.kind == CUPTI_ACTIVITY_KIND_STREAM) {
+    write_dependency(s, at);
+  } else if (s.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
     CUpti_ActivityKernel10 k{};
     k.kind = s.kind; k.start = s.start; k.end = s.end; k.streamId = s.stream;
     k.graphId = s.graph; k.name = s.name; k.correlationId = ++g_correlation;
@@ -71,6 +105,21 @@ void kz_fake_cupti_push(int kind, const char* name, uint32_t stream, uint64_t st
   g_queue.push_back({k, name ? strdup(name) : nullptr, stream, graph, value, start, end, bytes});
 }
 
+// Test hook: queue one dependency record. kind: 5 event record (CUDA_EVENT), 6
+// synchronisation (detail: its CUpti_ActivitySynchronizationType), 7 stream creation
+// (detail: its CUpti_ActivityStreamFlag), as KZ_TR_*.
+void kz_fake_cupti_push_dep(int kind, uint32_t stream, uint32_t event_id, uint32_t detail,
+                            uint64_t sync_id) {
+  const CUpti_ActivityKind k = kind == 5   ? CUPTI_ACTIVITY_KIND_CUDA_EVENT
+                               : kind == 6 ? CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+                                           : CUPTI_ACTIVITY_KIND_STREAM;
+  Scripted s{k, nullptr, stream, 0, 0, 0, 0, 0};
+  s.event_id = event_id;
+  s.detail = detail;
+  s.sync_id = sync_id;
+  g_queue.push_back(s);
+}
+
 // Test hook: 1 if activity kind `kind` (a CUpti_ActivityKind) is enabled.
 int kz_fake_cupti_enabled(int kind) { return kind >= 0 && kind < 64 && g_enabled[kind]; }
 
@@ -81,7 +130,9 @@ CUptiResult cuptiGetVersion(uint32_t* version) {
 }
 
 CUptiResult cuptiGetResultString(CUptiResult r, const char** str) {
-  *str = r == CUPTI_ERROR_NOT_INITIALIZED ? "CUPTI_ERROR_NOT_INITIALIZED (fake)" : "fake error";
+  *str = r == CUPTI_ERROR_NOT_INITIALIZED  ? "CUPTI_ERROR_NOT_INITIALIZED (fake)"
+         : r == CUPTI_ERROR_NOT_COMPATIBLE ? "CUPTI_ERROR_NOT_COMPATIBLE (fake)"
+                                           : "fake error";
   return CUPTI_SUCCESS;
 }
 
@@ -95,6 +146,8 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requ
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   if (std::getenv("KZ_FAKE_CUPTI_FAIL_ENABLE") && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
     return CUPTI_ERROR_NOT_INITIALIZED;  // fail on the second kind: tests the rollback
+  if (std::getenv("KZ_FAKE_CUPTI_NO_DEPS") && kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT)
+    return CUPTI_ERROR_NOT_COMPATIBLE;  // the second dependency kind: tests the rollback
   g_enabled[kind] = true;
   return CUPTI_SUCCESS;
 }

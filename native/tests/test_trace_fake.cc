@@ -17,10 +17,12 @@ namespace {
 
 using PushFn = void (*)(int, const char*, uint32_t, uint64_t, uint64_t, uint32_t, uint64_t,
                         uint32_t);
+using PushDepFn = void (*)(int, uint32_t, uint32_t, uint32_t, uint64_t);
 using EnabledFn = int (*)(int);
 
 struct Fake {
   PushFn push = nullptr;
+  PushDepFn push_dep = nullptr;
   EnabledFn enabled = nullptr;
 };
 
@@ -34,6 +36,7 @@ Fake& fake() {
     if (kz_tr_init(paths, 1) != KZ_RT_OK) return out;
     void* h = dlopen(fake_path(), RTLD_NOW | RTLD_NOLOAD);
     out.push = reinterpret_cast<PushFn>(dlsym(h, "kz_fake_cupti_push"));
+    out.push_dep = reinterpret_cast<PushDepFn>(dlsym(h, "kz_fake_cupti_push_dep"));
     out.enabled = reinterpret_cast<EnabledFn>(dlsym(h, "kz_fake_cupti_enabled"));
     return out;
   }();
@@ -53,7 +56,8 @@ class TraceFake : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fake_path()) GTEST_SKIP() << "KZ_FAKE_CUPTI_PATH not set";
-    if (std::getenv("KZ_FAKE_CUPTI_VERSION") || std::getenv("KZ_FAKE_CUPTI_FAIL_ENABLE"))
+    if (std::getenv("KZ_FAKE_CUPTI_VERSION") || std::getenv("KZ_FAKE_CUPTI_FAIL_ENABLE") ||
+        std::getenv("KZ_FAKE_CUPTI_NO_DEPS"))
       GTEST_SKIP() << "failure-path run";
     ASSERT_NE(fake().push, nullptr) << kz_tr_last_error();
   }
@@ -155,10 +159,90 @@ TEST_F(TraceFake, StreamIdsAndWindowRules) {
   EXPECT_EQ(kz_tr_disable(), KZ_RT_OK);
   EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), 0);
   EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_MEMSET), 0);
+  EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), 0);
+  EXPECT_NE(std::string(kz_tr_dependencies()), "");  // disabled: says so
   kz_tr_shutdown();
   EXPECT_EQ(kz_tr_start(), KZ_RT_OK);  // usable again after shutdown
   EXPECT_EQ(kz_tr_stop(&count, nullptr), KZ_RT_OK);
   kz_tr_shutdown();
+}
+
+TEST_F(TraceFake, DependencyRecordsAreConverted) {
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK) << kz_tr_last_error();
+  EXPECT_STREQ(kz_tr_dependencies(), "");
+  EXPECT_EQ(kz_tr_record_size(), sizeof(kz_tr_record));
+  for (int k : {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+                CUPTI_ACTIVITY_KIND_STREAM})
+    EXPECT_EQ(fake().enabled(k), 1) << k;
+  fake().push(1, "side_kernel", 21, 10, 20, 0, 0, 0);
+  fake().push_dep(KZ_TR_EVENT_RECORD, 21, 42, 0, 5);
+  fake().push_dep(KZ_TR_SYNC, 7, 42, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, 5);
+  fake().push_dep(KZ_TR_SYNC, KZ_TR_NO_ID, KZ_TR_NO_ID,
+                  CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, KZ_TR_NO_ID);
+  auto r = stop_and_read();
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[1].kind, KZ_TR_EVENT_RECORD);
+  EXPECT_STREQ(r[1].name, "event record");
+  EXPECT_EQ(r[1].stream_id, 21u);
+  EXPECT_EQ(r[1].event_id, 42u);
+  EXPECT_EQ(r[1].event_sync_id, 5u);
+  EXPECT_EQ(r[2].kind, KZ_TR_SYNC);
+  EXPECT_STREQ(r[2].name, "stream wait event");
+  EXPECT_EQ(r[2].detail,
+            static_cast<uint32_t>(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT));
+  EXPECT_EQ(r[2].stream_id, 7u);
+  EXPECT_EQ(r[2].event_id, r[1].event_id);
+  EXPECT_EQ(r[2].event_sync_id, r[1].event_sync_id);
+  EXPECT_STREQ(r[3].name, "context synchronize");
+  EXPECT_EQ(r[3].event_id, KZ_TR_NO_ID);
+  EXPECT_LT(r[0].correlation_id, r[1].correlation_id);  // API order
+  EXPECT_LT(r[1].correlation_id, r[2].correlation_id);
+  EXPECT_EQ(r[0].event_id, 0u);  // work records leave the dependency fields 0
+  EXPECT_EQ(r[0].detail, 0u);
+}
+
+TEST_F(TraceFake, StreamRecordsOutliveTheirWindow) {
+  ASSERT_EQ(kz_tr_enable(), KZ_RT_OK);
+  fake().push_dep(KZ_TR_STREAM, 30, 0, CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING, 0);
+  fake().push(1, "before_start", 7, 1, 2, 0, 0, 0);
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK);  // drops the kernel, keeps the stream
+  for (int window = 0; window < 2; ++window) {
+    if (window) {
+      ASSERT_EQ(kz_tr_start(), KZ_RT_OK);
+    }
+    fake().push(1, "k", 30, 1, 2, 0, 0, 0);
+    auto r = stop_and_read();
+    ASSERT_EQ(r.size(), 2u) << "window " << window;
+    EXPECT_EQ(r[0].kind, KZ_TR_KERNEL);
+    EXPECT_EQ(r[1].kind, KZ_TR_STREAM);
+    EXPECT_EQ(r[1].stream_id, 30u);
+    EXPECT_EQ(r[1].detail, static_cast<uint32_t>(CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING));
+  }
+  kz_tr_shutdown();  // forgets the streams (the other tests expect none)
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK);
+  EXPECT_TRUE(stop_and_read().empty());
+  kz_tr_shutdown();
+}
+
+// ctest native_trace_fake_nodeps: KZ_FAKE_CUPTI_NO_DEPS=1 (a CUPTI without the
+// dependency kinds): the trace works, kz_tr_dependencies() says why they are missing.
+TEST(TraceFakeFailures, DependencyKindsUnavailable) {
+  if (!fake_path() || !std::getenv("KZ_FAKE_CUPTI_NO_DEPS")) GTEST_SKIP() << "needs the env";
+  ASSERT_NE(fake().push_dep, nullptr) << kz_tr_last_error();
+  EXPECT_NE(std::string(kz_tr_dependencies()).find("not enabled"), std::string::npos);
+  ASSERT_EQ(kz_tr_start(), KZ_RT_OK) << kz_tr_last_error();
+  const std::string why = kz_tr_dependencies();
+  EXPECT_NE(why.find("cuptiActivityEnable(CUDA_EVENT) failed: CUPTI_ERROR_NOT_COMPATIBLE"),
+            std::string::npos) << why;
+  EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), 0);  // rolled back
+  EXPECT_EQ(fake().enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), 1);
+  fake().push(1, "k", 7, 1, 2, 0, 0, 0);
+  fake().push_dep(KZ_TR_SYNC, 7, 42, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, 5);
+  auto r = stop_and_read();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].kind, KZ_TR_KERNEL);
+  EXPECT_EQ(kz_tr_disable(), KZ_RT_OK);
+  EXPECT_NE(std::string(kz_tr_dependencies()), "");
 }
 
 // ctest native_trace_fake_old: KZ_FAKE_CUPTI_VERSION=28 (CUDA 12.9's CUPTI).

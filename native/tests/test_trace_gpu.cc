@@ -1,12 +1,14 @@
 // The trace on a real GPU: a PTX spin kernel (JIT-loaded through the driver API)
 // on the legacy stream, on an unjoined side stream and on a joined one, against
-// the marker; memset and memcpy records. main() initialises the runtime on device
-// 0 and exits 77 (ctest: skipped) without a driver or device; without CUPTI every
-// test is skipped with the reason. KZ_CUPTI_PATH (optional) names a libcupti.
+// the marker; memset and memcpy records; the dependency records of a join (event
+// recorded on a side stream, waited for on the legacy stream) and stream creations.
+// main() initialises the runtime on device 0 and exits 77 (ctest: skipped) without a
+// driver or device; without CUPTI every test is skipped with the reason. KZ_CUPTI_PATH (optional) names a libcupti.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cuda.h>
+#include <cupti_activity.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -73,9 +75,10 @@ std::vector<kz_tr_record> finish() {
   return out;
 }
 
-const kz_tr_record* find(const std::vector<kz_tr_record>& rs, int kind) {
+const kz_tr_record* find(const std::vector<kz_tr_record>& rs, int kind,
+                         uint32_t stream = KZ_TR_NO_ID) {
   for (const auto& r : rs)
-    if (r.kind == kind) return &r;
+    if (r.kind == kind && (stream == KZ_TR_NO_ID || r.stream_id == stream)) return &r;
   return nullptr;
 }
 
@@ -143,6 +146,60 @@ TEST_F(TraceGpu, JoinedSideStreamEndsBeforeTheMarker) {
   EXPECT_NE(k->stream_id, m->stream_id);
   EXPECT_LE(k->end_ns, m->start_ns);
   EXPECT_LE(k->end_ns, caller_done);
+}
+
+// What trace.side_stream decides joins from (docs/trace.md): the event record on the
+// side stream and the stream wait on the legacy stream name the same event, in API
+// (correlation) order after the side kernel; the streams' creation flags are known.
+TEST_F(TraceGpu, JoinIsVisibleInTheDependencyRecords) {
+  ASSERT_STREQ(kz_tr_dependencies(), "") << "dependency kinds unavailable";
+  CUstream side = nullptr, blocking = nullptr;
+  CUevent done = nullptr;
+  ASSERT_EQ(d.cuStreamCreate(&side, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(d.cuStreamCreate(&blocking, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+  ASSERT_EQ(d.cuEventCreate(&done, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  launch_spin(side, 200000);
+  ASSERT_EQ(d.cuEventRecord(done, side), CUDA_SUCCESS);
+  ASSERT_EQ(d.cuStreamWaitEvent(nullptr, done, 0), CUDA_SUCCESS);
+  ASSERT_EQ(kz_tr_mark(0), KZ_RT_OK) << kz_tr_last_error();
+  auto rs = finish();
+  uint32_t side_id = 0, blocking_id = 0, legacy_id = 0;
+  ASSERT_EQ(kz_tr_stream_id(reinterpret_cast<uintptr_t>(side), &side_id), KZ_RT_OK);
+  ASSERT_EQ(kz_tr_stream_id(reinterpret_cast<uintptr_t>(blocking), &blocking_id), KZ_RT_OK);
+  ASSERT_EQ(kz_tr_stream_id(0, &legacy_id), KZ_RT_OK);
+  const kz_tr_record* k = find(rs, KZ_TR_KERNEL, side_id);
+  const kz_tr_record* rec = find(rs, KZ_TR_EVENT_RECORD, side_id);
+  const kz_tr_record* wait = nullptr;
+  for (const auto& r : rs)
+    if (r.kind == KZ_TR_SYNC && r.detail == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT)
+      wait = &r;
+  const kz_tr_record* m = find(rs, KZ_TR_MARKER);
+  ASSERT_TRUE(k && rec && wait && m) << rs.size() << " records; kernel " << !!k << " record "
+                                     << !!rec << " wait " << !!wait << " marker " << !!m;
+  std::printf("kernel s%u c%u; record s%u c%u event %u sync %llu; wait s%u c%u event %u sync "
+              "%llu; marker s%u c%u; legacy %u\n", k->stream_id, k->correlation_id,
+              rec->stream_id, rec->correlation_id, rec->event_id,
+              static_cast<unsigned long long>(rec->event_sync_id), wait->stream_id,
+              wait->correlation_id, wait->event_id,
+              static_cast<unsigned long long>(wait->event_sync_id), m->stream_id,
+              m->correlation_id, legacy_id);
+  EXPECT_EQ(wait->event_id, rec->event_id);
+  EXPECT_EQ(wait->stream_id, legacy_id);  // the waiting stream, as the marker's id
+  EXPECT_EQ(m->stream_id, legacy_id);
+  const uint64_t sync = wait->event_sync_id;
+  if (sync != 0 && sync != KZ_TR_NO_ID) {
+    EXPECT_EQ(sync, rec->event_sync_id);  // the rule prefers this link when it is set
+  }
+  EXPECT_LT(k->correlation_id, rec->correlation_id);  // correlation ids follow API order
+  EXPECT_LT(rec->correlation_id, wait->correlation_id);
+  EXPECT_LT(wait->correlation_id, m->correlation_id);
+  const kz_tr_record* sf = find(rs, KZ_TR_STREAM, side_id);
+  const kz_tr_record* bf = find(rs, KZ_TR_STREAM, blocking_id);
+  ASSERT_TRUE(sf && bf) << "stream creation records missing";
+  EXPECT_EQ(sf->detail & CUPTI_ACTIVITY_STREAM_CREATE_MASK,
+            static_cast<uint32_t>(CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING));
+  EXPECT_EQ(bf->detail & CUPTI_ACTIVITY_STREAM_CREATE_MASK,
+            static_cast<uint32_t>(CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT));
 }
 
 TEST_F(TraceGpu, MemsetAndMemcpyAreRecorded) {

@@ -9,6 +9,8 @@ Contracts:
   wraps one candidate call of the correctness trials; `run_stage` adds the repeated-
   input calls, analyses every window (`trace_rules`) and disables CUPTI, so nothing is
   traced while timing.
+- The record layout is kz_tr_record version 2 (dependency fields); a library whose
+  kz_tr_record has another size is refused by `prepare` (trace skipped, reason given).
 - A failure of the tracer itself never fails the candidate: it marks the tracer broken
   and the stage is reported "skipped" (the verdict's not_checked says why).
 """
@@ -153,7 +155,8 @@ class Tracer:
 class _Window:
     """Synchronise, open a window; after the body: marker on the caller's stream (its
     current stream when the window opened), synchronise, close, keep the window in
-    tracer.windows. An exception in the body propagates (the window is dropped); an
+    tracer.windows (with the CUPTI ids of the caller's and the legacy default stream, and
+    kz_tr_dependencies(): "" when the dependency records were collected). An exception in the body propagates (the window is dropped); an
     exception of the synchronise after the call (a CUDA error) propagates too."""
 
     def __init__(self, tracer, label, device):

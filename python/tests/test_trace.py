@@ -231,11 +231,18 @@ assert tracer is not None, reason
 fake = ctypes.CDLL(sys.argv[1])
 u32, u64 = ctypes.c_uint32, ctypes.c_uint64
 fake.kz_fake_cupti_push.argtypes = [ctypes.c_int, ctypes.c_char_p, u32, u64, u64, u32, u64, u32]
+fake.kz_fake_cupti_push_dep.argtypes = [ctypes.c_int, u32, u32, u32, u64]
 tracer.lib.kz_tr_marker_value.restype = u32
 marker = tracer.lib.kz_tr_marker_value()
 tracer.enable()
 with tracer.window("trial 0", "cuda:0"):
     fake.kz_fake_cupti_push(1, b"_Z11relu_kernelPfi", 7, 1000, 5000, 0, 0, 0)
+    fake.kz_fake_cupti_push(2, None, 7, 5100, 5101, marker, 4, 0)
+with tracer.window("trial 2", "cuda:0"):  # joined side stream: record on 121, wait on 7
+    fake.kz_fake_cupti_push_dep(7, 121, 0, 2, 0)  # created non-blocking
+    fake.kz_fake_cupti_push(1, b"_Z11relu_kernelPfi", 121, 1000, 5000, 0, 0, 0)
+    fake.kz_fake_cupti_push_dep(5, 121, 42, 0, 9)
+    fake.kz_fake_cupti_push_dep(6, 7, 42, 2, 9)
     fake.kz_fake_cupti_push(2, None, 7, 5100, 5101, marker, 4, 0)
 try:
     with tracer.window("trial 1", "cuda:0"):
@@ -248,21 +255,28 @@ print(json.dumps({"library": tracer.library, "windows": tracer.windows, "calls":
 """
 
 
-def test_binding_over_fake_cupti_and_driver():
+def _run_fake_script(**extra_env):
     lib, cupti = _built("lib/libkz_runtime.so"), _built("native/tests/fake-cupti")
     driver = _built("native/tests/fake-driver")
     if not (lib and cupti and driver):
         pytest.skip("native build with fakes not found (set KZ_TEST_BUILD_DIR)")
     env = dict(os.environ, KZ_RUNTIME_LIB=str(lib), PYTHONPATH=str(REPO / "python"),
-               LD_LIBRARY_PATH=f"{cupti}:{driver}", KZ_CUPTI_PATH=str(cupti / "libcupti.so.13"))
+               LD_LIBRARY_PATH=f"{cupti}:{driver}", KZ_CUPTI_PATH=str(cupti / "libcupti.so.13"),
+               **extra_env)
     out = subprocess.run([sys.executable, "-c", FAKE_SCRIPT, str(cupti / "libcupti.so.13")],
                          env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_binding_over_fake_cupti_and_driver():
+    data = _run_fake_script()
     assert data["library"].endswith("fake-cupti/libcupti.so.13") and data["broken"] is None
-    assert [w["label"] for w in data["windows"]] == ["trial 0"]  # trial 1 raised: dropped
+    # trial 1 raised: dropped
+    assert [w["label"] for w in data["windows"]] == ["trial 0", "trial 2"]
     window = data["windows"][0]
     assert window["caller_stream"] == 7 and window["dropped"] == 0
+    assert window["legacy_stream"] == 7 and window["dependencies"] == ""
     records = [{k: v for k, v in r.items() if k != "correlation"} for r in window["records"]]
     assert records == [
         {"kind": "kernel", "name": "relu_kernel(float*, int)", "stream": 7, "start_ns": 1000,
@@ -270,4 +284,81 @@ def test_binding_over_fake_cupti_and_driver():
         {"kind": "marker", "name": "kz marker", "stream": 7, "start_ns": 5100,
          "end_ns": 5101, "graph": 0, "bytes": 4}]
     assert all(isinstance(r["correlation"], int) for r in window["records"])
-    assert data["calls"] == ["sync", "sync", "sync"]  # before, after; before the raising one
+    assert data["calls"] == ["sync"] * 5  # before, after (x2); before the raising one
+
+
+def test_binding_converts_dependency_records():
+    data = _run_fake_script()
+    joined = data["windows"][1]
+    kinds = [(r["kind"], r["stream"]) for r in joined["records"]]
+    assert kinds == [("kernel", 121), ("event_record", 121), ("stream_wait", 7),
+                     ("marker", 7), ("stream", 121)]  # streams are appended at the end
+    record, wait = joined["records"][1], joined["records"][2]
+    assert record["event"] == wait["event"] == 42 and record["sync_id"] == wait["sync_id"] == 9
+    assert record["correlation"] < wait["correlation"]
+    assert joined["records"][4]["flags"] == 2 and "event" not in joined["records"][0]
+    from kz_worker import trace_rules
+    stage = trace_rules.analyze(data["windows"], {"relu_kernel"})
+    assert stage["status"] == "pass" and stage["join_check"] == "dependency records"
+    assert stage["calls"][1]["unjoined"] == []
+
+
+def test_binding_without_dependency_kinds_falls_back_to_timing():
+    data = _run_fake_script(KZ_FAKE_CUPTI_NO_DEPS="1")
+    assert data["broken"] is None
+    window = data["windows"][0]
+    assert window["dependencies"].startswith("cuptiActivityEnable(CUDA_EVENT) failed")
+    assert [r["kind"] for r in data["windows"][1]["records"]] == ["kernel", "marker"]
+    from kz_worker import trace_rules
+    stage = trace_rules.analyze(data["windows"], {"relu_kernel"})
+    assert stage["join_check"].startswith("timing only: cuptiActivityEnable(CUDA_EVENT)")
+
+
+def test_unjoined_side_stream_is_rejected_from_dependency_records(tmp_path, monkeypatch,
+                                                                 channel):
+    def side(label):  # ends before the marker: only the dependency records show it
+        return [{**kernel("relu_kernel", 1000, 2000, stream=21), "correlation": 3},
+                {**marker(5000), "correlation": 9}]
+    cand = tmp_path / "cand_traced.py"
+    cand.write_text(CAND)
+    tracer = FakeTracer(side)
+    window = tracer.window
+
+    def with_deps(label, device):
+        inner = window(label, device)
+
+        class Window:
+            def __enter__(self):
+                return inner.__enter__()
+
+            def __exit__(self, *exc):
+                inner.__exit__(*exc)
+                tracer.windows[-1].update(dependencies="", legacy_stream=7)
+                return False
+        return Window()
+    tracer.window = with_deps
+    monkeypatch.setattr(run_module.trace, "prepare", lambda device: (tracer, ""))
+    request = {"protocol": 1, "op": "run", "task_path": fixture("task_relu"),
+               "candidate_path": str(cand), "backend": "triton", "device": "cpu",
+               "prebuilt": [], "options": {"trials": 2, "seed": 42}}
+    result = run_op(request, channel)
+    assert result["status"] == "rejected"
+    assert result["reason"].startswith("trace.side_stream: trial 0: relu_kernel on stream 21 "
+                                       "was never joined to the caller's stream 7")
+    assert result["stages"]["trace"]["join_check"] == "dependency records"
+
+
+def test_library_with_another_record_layout_is_refused(tmp_path, monkeypatch):
+    lib_path = tmp_path / "libkz_runtime.so"
+    lib_path.write_bytes(b"")
+
+    class OldLib:  # every kz_tr_* entry point; kz_tr_record of version 1 (560 bytes)
+        def __getattr__(self, name):
+            def fn(*args):
+                return 560 if name == "kz_tr_record_size" else 0
+            return fn
+    monkeypatch.delenv("KZ_TRACE", raising=False)
+    monkeypatch.setenv("KZ_RUNTIME_LIB", str(lib_path))
+    monkeypatch.setattr(trace.ctypes, "CDLL", lambda path: OldLib())
+    tracer, reason = trace.prepare("cuda")
+    assert tracer is None and "kz_tr_record is 560 bytes, the binding expects 576" in reason
