@@ -5,23 +5,10 @@ forward returns. The H200 case: the markers were queued behind the side kernel o
 shared hardware queue, so the unjoined kernel never looked late."""
 
 from kz_worker import trace_rules
+from trace_records import CALLER, US, marker, rec, window  # noqa: F401
 
-US = 1000  # ns
-CALLER, SIDE, OTHER = 7, 21, 22
+SIDE, OTHER = 21, 22
 MATMUL = "matmul_kernel(float const*, float const*, float*, int, int, int)"
-
-
-def rec(kind, name, start_us, end_us, stream=CALLER, graph=0):
-    return {"kind": kind, "name": name, "stream": stream, "start_ns": start_us * US,
-            "end_ns": end_us * US, "graph": graph, "bytes": 0}
-
-
-def marker(at_us, stream=CALLER):
-    return rec("marker", "kz marker", at_us, at_us + 1, stream)
-
-
-def window(records, label="trial 0", caller=CALLER, dropped=0):
-    return {"label": label, "records": records, "caller_stream": caller, "dropped": dropped}
 
 
 def analyze(windows):

@@ -6,28 +6,14 @@ import types
 import pytest
 
 from kz_worker import trace_names, trace_rules
+from trace_records import CALLER, US, marker, rec, window  # noqa: F401
 
-US = 1000  # ns
-CALLER = 7
 NAMES = {"matmul_kernel"}
 MATMUL = "matmul_kernel(float const*, float const*, float*, int, int, int)"
 TORCH_MM = "void at::native::cunn_SoftMaxForward<4, float>(float*, float const*, int)"
 CUBLAS = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_execute_kernel__5x_cublas"
 FILL = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
         "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
-
-
-def rec(kind, name, start_us, end_us, stream=CALLER, graph=0):
-    return {"kind": kind, "name": name, "stream": stream, "start_ns": start_us * US,
-            "end_ns": end_us * US, "graph": graph, "bytes": 0}
-
-
-def marker(at_us, stream=CALLER):
-    return rec("marker", "kz marker", at_us, at_us + 1, stream)
-
-
-def window(records, label="trial 0", caller=CALLER, dropped=0):
-    return {"label": label, "records": records, "caller_stream": caller, "dropped": dropped}
 
 
 def analyze(windows, policy="strict", share=0.5, names=NAMES):
