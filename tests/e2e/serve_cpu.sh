@@ -112,6 +112,9 @@ json_check "reason names the backend" '"opencl" in v["error"]'
 request "$TMP/option.json" $T/relu.py $C/relu_triton_ok.py "" '{"warp_speed": 9}'
 http "unknown option" 400 POST /v1/verify "$TMP/option.json"
 json_check "reason names the option" '"warp_speed" in v["error"]'
+request "$TMP/share.json" $T/relu.py $C/relu_triton_ok.py "" '{"min_candidate_share": 1.5}'
+http "min_candidate_share out of range" 400 POST /v1/verify "$TMP/share.json"
+json_check "reason names the range" '"min_candidate_share" in v["error"] and "0..1" in v["error"]'
 python3 -c 'import json; json.dump({"task": "x" * 1500000, "candidate": "y"}, open("'"$TMP/big.json"'", "w"))'
 http "oversize body" 413 POST /v1/verify "$TMP/big.json"
 json_check "reason: too large" '"too large" in v["error"]'
@@ -122,7 +125,7 @@ http "healthz after bad requests" 200 GET /healthz
 json_check "healthz fields" 'v["ok"] is True and v["queue_depth"] == 0 and v["device"] == "cpu"'
 http "metrics" 200 GET /metrics
 for line in 'kz_queue_depth 0' 'kz_requests_total{outcome="accepted"} 2' 'kz_requests_total{outcome="deduplicated"} 2' \
-    'kz_requests_total{outcome="bad_request"} 5' 'kz_jobs_done_total{status="correct"} 1' 'kz_jobs_done_total{status="incorrect"} 1'; do
+    'kz_requests_total{outcome="bad_request"} 6' 'kz_jobs_done_total{status="correct"} 1' 'kz_jobs_done_total{status="incorrect"} 1'; do
   grep -qF "$line" "$OUT_FILE" && ok "metrics: $line" || bad "metrics lack '$line'"
 done
 stop_server "SIGTERM: graceful shutdown"
