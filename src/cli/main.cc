@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/bench_command.h"
 #include "cli/exec_serve.h"
 #include "cli/screen_command.h"
 #include "cli/verify_command.h"
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   app.add_flag("--debug", debug, "Verbose logs on stderr");
   auto verify = kz::cli::AddVerifyCommand(app, argv[0]);
   auto screen = kz::cli::AddScreenCommand(app, argv[0]);
+  auto bench = kz::cli::AddBenchCommand(app, argv[0]);
   // `kz serve` runs the separate kz-serve executable (it links the HTTP and SQLite
   // libraries that kz itself must not need); listed here for --help only.
   app.add_subcommand("serve", "Serve the verifier over HTTP (docs/api.md); `kz serve --help`")
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
                                                                   : kz::util::LogLevel::kInfo);
   try {
     if (app.got_subcommand("screen")) return screen->Run();
+    if (bench->Parsed()) return bench->Run();
     return verify->Run();
   } catch (const std::exception& e) {
     std::cerr << "kz: internal error: " << e.what() << "\n";
