@@ -15,6 +15,10 @@ hooks its ninja step and, before ninja runs:
   constants: a subset of the same declarations);
   `full`: torch's own files. A mode that fails to compile or link falls back to the next,
   so a source that needs more than a mode offers costs time, never correctness.
+
+`run_modes` is that sequence for any ninja runner: torch's (`accelerated`) or the
+torch-free one of ninja_template.py (`check_symbols_nm` then checks a split build).
+This module imports torch only inside `accelerated`.
 """
 
 import contextlib
@@ -23,9 +27,8 @@ import hashlib
 import os
 import re
 import subprocess
+import sys
 import time
-
-import torch.utils.cpp_extension as ce
 
 from . import cusplit
 
@@ -86,11 +89,20 @@ def _set_ninja_var(path: str, name: str, value: str) -> None:
         f.write(text)
 
 
+def _torch_version() -> str:
+    """torch.__version__, read from torch/version.py unless torch is already imported."""
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "__version__"):
+        return str(torch.__version__)
+    from .probe import probe
+    return probe()["torch"] or ""
+
+
 def ensure_pch(pch_root: str, cxx: str, cflags: str) -> tuple[str, float]:
     """Directory holding a PCH of <torch/extension.h> for exactly these flags (built once,
     under a lock, written to a temp file and renamed). Returns (dir, seconds spent)."""
     flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags).split()
-    key = hashlib.sha256(("\0".join([cxx, ce.torch.__version__] + flags)).encode()).hexdigest()[:24]
+    key = hashlib.sha256(("\0".join([cxx, _torch_version()] + flags)).encode()).hexdigest()[:24]
     pch_dir = os.path.join(pch_root, key)
     gch = os.path.join(pch_dir, PCH_NAME + ".gch")
     if os.path.isfile(gch):
@@ -171,7 +183,7 @@ def _apply(build_dir: str, mode: str, cu: str | None, main: str | None) -> None:
         _write(os.path.join(build_dir, LITE_NAME), LITE_HEADER)
 
 
-def _check_symbols(build_dir: str) -> None:
+def _check_symbols(build_dir: str, cu: str | None = None) -> None:
     """Load the built library with every symbol bound now: a split that left a kernel
     stub undefined fails here (RuntimeError -> next mode), not at the GPU's import."""
     import ctypes
@@ -184,30 +196,90 @@ def _check_symbols(build_dir: str) -> None:
                 raise RuntimeError(f"split build left a symbol undefined: {exc}") from None
 
 
+_GLOBAL_TYPES = set("ABCDGINRSTVWu")                      # nm types of a global definition
+_LOCAL_TYPES = set("bdgrst")                               # ... and of a local one
+
+
+def _nm(path: str) -> dict:
+    """{symbol: set of nm type letters} of an object file."""
+    out = subprocess.run(["nm", path], check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and len(parts[-2]) == 1:
+            syms.setdefault(parts[-1], set()).add(parts[-2])
+    return syms
+
+
+def _base_name(demangled: str) -> str:
+    """`void ns::k<16>(float*)` -> `k`."""
+    head, depth, out = demangled.split("(", 1)[0], 0, []
+    for c in head:
+        depth += {"<": 1, ">": -1}.get(c, 0)
+        if depth == 0 and c not in "<>":
+            out.append(c)
+    words = "".join(out).split()
+    return words[-1].split("::")[-1] if words else ""
+
+
+def check_symbols_nm(build_dir: str, cu: str | None = None) -> None:
+    """Torch-free stand-in for `_check_symbols` (RuntimeError -> next mode): a symbol
+    main.o needs is broken when cuda.cuda.o defines it only locally (nvcc's internal
+    template stubs), or when it names a kernel or kz_tl_* launcher of the split that
+    cuda.cuda.o does not define globally."""
+    try:
+        main = _nm(os.path.join(build_dir, "main.o"))
+        dev = _nm(os.path.join(build_dir, "cuda.cuda.o"))
+        kernels = set(cusplit.split(cu).kernels) if cu is not None else set()
+    except (OSError, subprocess.CalledProcessError, cusplit.Unsplittable) as exc:
+        raise RuntimeError(f"split build could not be checked: {exc}") from None
+    needed = sorted(s for s, types in main.items() if types & {"U", "w"} and not dev.get(s, set()) & _GLOBAL_TYPES)
+    local = [s for s in needed if dev.get(s, set()) & _LOCAL_TYPES]
+    names = subprocess.run(["c++filt"], input="\n".join(needed), stdout=subprocess.PIPE,
+                           text=True).stdout.splitlines() if needed else []
+    missing = [s for s, d in zip(needed, names) if s not in local and
+               (_base_name(d) in kernels or _base_name(d).startswith("kz_tl_"))]
+    if local or missing:
+        raise RuntimeError(f"split build left a symbol undefined: {(local + missing)[0]}")
+
+
+def run_modes(build_directory: str, pch_root: str, report: dict, run_ninja, check_split):
+    """Build the files torch's load_inline layout left in `build_directory` with the PCH
+    and the fastest header mode that compiles: `run_ninja()` runs the build (RuntimeError
+    on failure), `check_split(dir, cu)` vets a split build. The last mode's error is raised."""
+    _add_pch(build_directory, pch_root, report)
+    cu = _read(os.path.join(build_directory, "cuda.cu"))
+    main = _read(os.path.join(build_directory, "main.cpp"))
+    modes = _modes(cu, report) if main is not None else ["full"]
+    for i, mode in enumerate(modes):
+        _apply(build_directory, mode, cu, main)
+        report["header_mode"] = mode
+        try:
+            result = run_ninja()
+            if mode == "split":
+                check_split(build_directory, cu)
+            return result
+        except RuntimeError:
+            if i == len(modes) - 1:
+                raise
+            report.setdefault("fallbacks", []).append(mode)
+
+
 @contextlib.contextmanager
-def accelerated(pch_root: str, report: dict):
-    """Within this block, `load_inline` builds use the PCH and the fastest header mode
-    that compiles (split, then lite, then torch's own full headers). `report` receives
-    pch, header_mode, the modes that failed (`fallbacks`) and timings."""
+def accelerated(pch_root: str, report: dict, on_written=None):
+    """Within this block, `load_inline` builds go through `run_modes` with torch's ninja
+    runner and the ctypes symbol check. `on_written(build_dir)` is called first, while the
+    files are still torch's own. `report` receives pch, header_mode, the modes that failed
+    (`fallbacks`) and timings."""
+    import torch.utils.cpp_extension as ce
     real = ce._run_ninja_build
 
     def run(build_directory, verbose, error_prefix):
-        _add_pch(build_directory, pch_root, report)
-        cu = _read(os.path.join(build_directory, "cuda.cu"))
-        main = _read(os.path.join(build_directory, "main.cpp"))
-        modes = _modes(cu, report) if main is not None else ["full"]
-        for i, mode in enumerate(modes):
-            _apply(build_directory, mode, cu, main)
-            report["header_mode"] = mode
-            try:
-                result = real(build_directory, verbose, error_prefix)
-                if mode == "split":
-                    _check_symbols(build_directory)
-                return result
-            except RuntimeError:
-                if i == len(modes) - 1:
-                    raise
-                report.setdefault("fallbacks", []).append(mode)
+        if on_written is not None:
+            on_written(build_directory)
+        return run_modes(build_directory, pch_root, report,
+                         lambda: real(build_directory, verbose, error_prefix), _check_symbols)
 
     ce._run_ninja_build = run
     try:

@@ -125,3 +125,67 @@ def test_a_library_with_an_undefined_symbol_fails_the_split(tmp_path):
     subprocess.run(["cc", "-shared", "-fPIC", str(tmp_path / "x.c"), "-o", str(tmp_path / "x.so")], check=True)
     with pytest.raises(RuntimeError, match="kz_missing_stub"):
         fastbuild._check_symbols(str(tmp_path))
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/c++"), reason="needs a C++ compiler")
+@pytest.mark.parametrize("device, ok", [
+    ("void k(float* y) { y[0] = 1; }\n", True),                       # the stub, defined globally
+    ("static void k(float* y) { y[0] = 1; }\nvoid* keep = (void*)&k;\n", False),  # only locally
+    ("void other(float* y) {}\n", False),                              # a split kernel missing
+])
+def test_symbol_check_without_torch(tmp_path, device, ok):
+    """check_symbols_nm: main.o's kernel stub must be a global definition of cuda.cuda.o."""
+    import subprocess
+    (tmp_path / "main.cpp").write_text("void k(float*);\nvoid f(float* y) { k(y); }\n")
+    (tmp_path / "dev.cpp").write_text(device)
+    for src, obj in (("main.cpp", "main.o"), ("dev.cpp", "cuda.cuda.o")):
+        subprocess.run(["c++", "-c", str(tmp_path / src), "-o", str(tmp_path / obj)], check=True)
+    if ok:
+        fastbuild.check_symbols_nm(str(tmp_path), SPLITTABLE)
+    else:
+        with pytest.raises(RuntimeError, match="_Z1kPf"):
+            fastbuild.check_symbols_nm(str(tmp_path), SPLITTABLE)
+
+
+def test_base_names_of_demangled_symbols():
+    assert fastbuild._base_name("void ns::k<16, (a<b)>(float*)") == "k"
+    assert fastbuild._base_name("kz_tl_k_16(float*, int)") == "kz_tl_k_16"
+
+
+def pch_root_for_test(tmp_path):
+    """A pch root in tmp_path, sharing the user's precompiled headers when there are any
+    (building one takes ~30 s); templates land in tmp_path/cache/ninja."""
+    (tmp_path / "cache").mkdir()
+    shared = os.path.expanduser("~/.cache/kernelzero/pch")
+    if os.path.isdir(shared):
+        os.symlink(shared, tmp_path / "cache" / "pch")
+    return str(tmp_path / "cache" / "pch")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/usr/local/cuda/bin/nvcc"), reason="needs nvcc")
+def test_template_build_equals_the_torch_build_and_loads(tmp_path, monkeypatch):
+    """A split build without torch (second build, from the first one's template): same
+    main.cpp / cuda.cu / build.ninja as torch's build (modulo name and directory), and a
+    library that loads with every symbol bound."""
+    import ctypes
+    import torch  # noqa: F401  (the library needs libtorch loaded)
+    from test_cusplit import TEMPLATE_SOURCE, PREFIX
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    pch_root = pch_root_for_test(tmp_path)
+    call = {"name": "kz_test_tmpl_a", "cpp_sources": ["torch::Tensor f(torch::Tensor x);"],
+            "cuda_sources": [TEMPLATE_SOURCE[len(PREFIX):]], "functions": ["f"]}
+    dirs = {"a": tmp_path / "a", "b": tmp_path / "b"}
+    first = build.build_op({"call": call, "build_dir": str(dirs["a"]), "accelerate": {"pch_root": pch_root}})
+    assert first["ok"] is True and first["build"]["driver"] == "torch", first
+    assert first["build"]["template"] == "saved"
+    call_b = dict(call, name="kz_test_tmpl_b")
+    second = build.build_op({"call": call_b, "build_dir": str(dirs["b"]), "accelerate": {"pch_root": pch_root}})
+    assert second["ok"] is True and second["build"]["driver"] == "template", second
+    assert second["library"] == str(dirs["b"] / "kz_test_tmpl_b.so")
+    assert second["build"]["header_mode"] == first["build"]["header_mode"] == "split"
+    for name in ("main.cpp", "cuda.cu", "build.ninja"):
+        a = (dirs["a"] / name).read_text().replace("kz_test_tmpl_a", "kz_test_tmpl_b")
+        assert a.replace(str(dirs["a"]), str(dirs["b"])) == (dirs["b"] / name).read_text(), name
+    ctypes.CDLL(second["library"], mode=os.RTLD_NOW | os.RTLD_LOCAL)
