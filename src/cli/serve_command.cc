@@ -36,7 +36,11 @@ class ServeCommandImpl : public ServeCommand {
     c->add_option("--db", db_, "SQLite results store (default <cache-dir>/serve/jobs.db)");
     c->add_option("--max-queue", max_queue_, "Queued jobs at most; more get 429")->capture_default_str()
         ->check(CLI::PositiveNumber);
-    c->add_option("--max-body-bytes", limits_.max_body_bytes, "Largest request body; larger get 413")
+    c->add_option("--max-body-bytes", limits_.max_body_bytes, "Largest /v1/verify body; larger get 413")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    c->add_option("--max-batch", limits_.max_batch_samples, "Most samples in one /v1/batch; more get 413")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    c->add_option("--max-batch-bytes", limits_.max_batch_bytes, "Largest /v1/batch body; larger get 413")
         ->capture_default_str()->check(CLI::PositiveNumber);
     c->add_option("--wait-timeout", wait_s_, "Seconds a ?wait=true request waits at most")->capture_default_str();
     c->add_option("--device", device_, "GPU index of the slot (default: the first GPU)");
@@ -116,7 +120,7 @@ class ServeCommandImpl : public ServeCommand {
   CLI::App* cmd_ = nullptr;
   std::string host_ = "127.0.0.1", db_;
   int port_ = 8470;
-  size_t max_queue_ = 256;
+  size_t max_queue_ = 4096;
   double wait_s_ = 600;
   std::optional<int> device_;
   service::ApiLimits limits_;

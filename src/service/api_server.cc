@@ -3,34 +3,19 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+
+#include "service/api_json.h"
 #include "util/log.h"
 
 namespace kz::service {
 using nlohmann::json;
+using api::Error;
+using api::Reply;
 
 namespace {
 constexpr size_t kHandlerThreads = 64;
 constexpr int kListenBacklog = 1024;  // httplib 0.11 listens with a backlog of 5
-
-void Reply(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
-}
-
-void Error(httplib::Response& res, int status, const std::string& reason) { Reply(res, status, {{"error", reason}}); }
-
-json JobJson(const store::Job& j) {
-  json verdict = nullptr;
-  if (j.verdict_json) verdict = json::parse(*j.verdict_json, nullptr, false);
-  json out = {{"id", j.id}, {"state", j.state}, {"submitted_at_ms", j.submitted_at_ms},
-              {"task_xxh128", j.task_hash}, {"candidate_xxh128", j.candidate_hash}};
-  if (j.state == store::kFailed) {
-    out["error"] = verdict.is_object() ? verdict.value("error", "internal error") : "internal error";
-    verdict = nullptr;
-  }
-  out["verdict"] = verdict;
-  return out;
-}
 
 const char* DefaultReason(int status) {
   switch (status) {
@@ -44,7 +29,7 @@ const char* DefaultReason(int status) {
 
 ApiServer::ApiServer(Scheduler* scheduler, ApiLimits limits)
     : scheduler_(scheduler), limits_(limits), http_(std::make_unique<httplib::Server>()) {
-  http_->set_payload_max_length(limits_.max_body_bytes);
+  http_->set_payload_max_length(std::max(limits_.max_body_bytes, limits_.max_batch_bytes));
   // ?wait=true requests hold a handler thread each: more than httplib's default pool.
   http_->new_task_queue = [] { return new httplib::ThreadPool(kHandlerThreads); };
   // Errors httplib produces itself (413, unrouted 404): give them a JSON reason too.
@@ -64,30 +49,31 @@ ApiServer::~ApiServer() = default;
 
 void ApiServer::Routes() {
   http_->Post("/v1/verify", [this](const httplib::Request& req, httplib::Response& res) { PostVerify(req, res); });
-  http_->Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    std::string err;
-    auto job = scheduler_->Wait(req.matches[1], std::chrono::milliseconds(0), &err);
-    if (!job) return err.empty() ? Error(res, 404, "no job " + std::string(req.matches[1])) : Error(res, 500, err);
-    Reply(res, 200, JobJson(*job));
+  http_->Post("/v1/batch", [this](const httplib::Request& req, httplib::Response& res) {
+    if (req.body.size() > limits_.max_batch_bytes) return Error(res, 413, "request body too large (--max-batch-bytes)");
+    PostBatch(req, res);
   });
+  http_->Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) { GetJob(req, res); });
+  http_->Delete(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) { DeleteJob(req, res); });
   http_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     Reply(res, 200, {{"ok", true}, {"queue_depth", scheduler_->QueueDepth()}, {"running", scheduler_->Busy() ? 1 : 0},
                      {"device", scheduler_->on_gpu() ? "gpu" : "cpu"}});
   });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(scheduler_->metrics().Render(scheduler_->QueueDepth(), scheduler_->Busy()),
-                    "text/plain; version=0.0.4");
+    res.set_content(scheduler_->RenderMetrics(), "text/plain; version=0.0.4");
   });
 }
 
 void ApiServer::PostVerify(const httplib::Request& req, httplib::Response& res) {
+  if (req.body.size() > limits_.max_body_bytes) return Error(res, 413, "request body too large (--max-body-bytes)");
   VerifyRequest r;
+  std::optional<std::string> header_client;
   std::string err;
-  if (!ParseVerifyRequest(req.body, &r, &err)) {
+  if (!ParseVerifyRequest(req.body, &r, &err) || !api::HeaderClient(req, &header_client, &err)) {
     scheduler_->metrics().Count(Counter::kBadRequest);
     return Error(res, 400, err);
   }
-  auto sub = scheduler_->Submit(r);
+  auto sub = scheduler_->Submit(api::Resolve(std::move(r), std::nullopt, header_client));
   if (sub.kind == Scheduler::SubmitKind::kFull) {
     res.set_header("Retry-After", "5");
     return Error(res, 429, sub.error);
@@ -103,7 +89,7 @@ void ApiServer::PostVerify(const httplib::Request& req, httplib::Response& res) 
       res.set_header("X-KZ-Deduplicated", dedup ? "true" : "false");
       return res.set_content(*job->verdict_json + "\n", "application/json");
     }
-    if (job->state == store::kFailed) return Reply(res, 500, JobJson(*job));
+    if (job->state == store::kFailed) return Reply(res, 500, api::JobJson(*job));
     sub.state = job->state;
   }
   Reply(res, 202, {{"id", sub.id}, {"status", sub.state}, {"deduplicated", dedup}});

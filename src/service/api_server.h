@@ -17,7 +17,9 @@ struct Response;
 namespace kz::service {
 
 struct ApiLimits {
-  size_t max_body_bytes = 4u << 20;  // larger bodies: 413
+  size_t max_body_bytes = 4u << 20;    // larger /v1/verify bodies: 413
+  size_t max_batch_bytes = 64u << 20;  // larger /v1/batch bodies: 413
+  size_t max_batch_samples = 1024;     // more samples in one batch: 413
   std::chrono::milliseconds wait_timeout{std::chrono::minutes(10)};  // ?wait=true at most
 };
 
@@ -34,7 +36,11 @@ class ApiServer {
 
  private:
   void Routes();
-  void PostVerify(const httplib::Request& req, httplib::Response& res);  // a handler thread
+  // Handlers, on httplib's threads.
+  void PostVerify(const httplib::Request& req, httplib::Response& res);
+  void PostBatch(const httplib::Request& req, httplib::Response& res);   // api_jobs.cc
+  void GetJob(const httplib::Request& req, httplib::Response& res);      // api_jobs.cc
+  void DeleteJob(const httplib::Request& req, httplib::Response& res);   // api_jobs.cc
   Scheduler* scheduler_;
   ApiLimits limits_;
   std::unique_ptr<httplib::Server> http_;

@@ -1,34 +1,96 @@
 #include "service/metrics.h"
 
 namespace kz::service {
+using nlohmann::json;
 
 namespace {
 constexpr const char* kCounterNames[] = {"accepted", "deduplicated", "rejected_queue_full",
-                                         "bad_request", "failed"};
+                                         "bad_request", "failed", "batch_too_large"};
 static_assert(std::size(kCounterNames) == static_cast<size_t>(Counter::kCount));
+constexpr const char* kStageNames[] = {"queue_wait", "screen", "extract", "compile", "run", "total"};
+static_assert(std::size(kStageNames) == static_cast<size_t>(Stage::kCount));
+
+std::optional<double> Seconds(const json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return std::nullopt;
+  return obj[key].get<double>();
+}
+
+std::string Header(const char* name, const char* type, const char* help) {
+  return std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
 }  // namespace
+
+Metrics::Metrics() {
+  for (size_t i = 0; i < static_cast<size_t>(Stage::kCount); ++i) stages_.emplace_back(StageBuckets());
+}
 
 void Metrics::CountVerdict(std::string_view status) {
   if (auto s = verify::ParseStatus(status))
     verdicts_[static_cast<size_t>(*s)].fetch_add(1, std::memory_order_relaxed);
 }
 
-std::string Metrics::Render(size_t queue_depth, bool running) const {
-  std::string out;
-  out += "# HELP kz_queue_depth Jobs accepted and waiting for the GPU slot.\n# TYPE kz_queue_depth gauge\n";
-  out += "kz_queue_depth " + std::to_string(queue_depth) + "\n";
-  out += "# HELP kz_jobs_running Jobs running now (0 or 1: one slot).\n# TYPE kz_jobs_running gauge\n";
-  out += "kz_jobs_running " + std::string(running ? "1" : "0") + "\n";
-  out += "# HELP kz_requests_total Verify requests by outcome.\n# TYPE kz_requests_total counter\n";
+void Metrics::AddBusy(double seconds) {
+  if (seconds > 0) busy_us_.fetch_add(static_cast<uint64_t>(seconds * 1e6), std::memory_order_relaxed);
+}
+
+void Metrics::ObserveVerdict(const json& v, std::optional<double> queue_wait_s) {
+  CountVerdict(v.value("status", ""));
+  if (queue_wait_s) Observe(Stage::kQueueWait, *queue_wait_s);
+  const json stages = v.value("stages", json::object());
+  if (auto s = Seconds(stages.value("screen", json()), "seconds")) Observe(Stage::kScreen, *s);
+  if (auto s = Seconds(stages.value("extract", json()), "seconds")) Observe(Stage::kExtract, *s);
+  const json compile = stages.value("compile", json());
+  if (compile.is_object() && compile.contains("libraries") && compile["libraries"].is_array()) {
+    double total = 0;
+    for (const auto& lib : compile["libraries"]) {
+      total += Seconds(lib, "seconds").value_or(0);
+      std::string cache = lib.is_object() ? lib.value("cache", "") : "";
+      if (cache == "hit") cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      if (cache == "miss") cache_misses_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (!compile["libraries"].empty()) Observe(Stage::kCompile, total);
+  }
+  if (auto s = Seconds(v.value("child", json()), "wall_s")) Observe(Stage::kRun, *s);
+  if (auto s = Seconds(v, "seconds")) Observe(Stage::kTotal, *s);
+}
+
+std::string Metrics::RenderHistograms() const {
+  std::string out = Header("kz_stage_seconds", "histogram",
+                           "Seconds per stage of finished jobs (queue_wait: accepted to started).");
+  for (size_t i = 0; i < stages_.size(); ++i)
+    out += stages_[i].Render("kz_stage_seconds", std::string("stage=\"") + kStageNames[i] + "\"");
+  return out;
+}
+
+std::string Metrics::Render(const MetricsSnapshot& snap) const {
+  auto load = [](const std::atomic<uint64_t>& a) { return std::to_string(a.load(std::memory_order_relaxed)); };
+  std::string out = Header("kz_queue_depth", "gauge", "Jobs accepted and waiting for the GPU slot.");
+  out += "kz_queue_depth " + std::to_string(snap.queue_depth) + "\n";
+  out += Header("kz_jobs_running", "gauge", "Jobs running now (0 or 1: one slot).");
+  out += "kz_jobs_running " + std::string(snap.running ? "1" : "0") + "\n";
+  out += Header("kz_requests_total", "counter", "Submitted samples (verify and batch) by outcome.");
   for (size_t i = 0; i < counters_.size(); ++i)
-    out += "kz_requests_total{outcome=\"" + std::string(kCounterNames[i]) + "\"} " +
-           std::to_string(counters_[i].load(std::memory_order_relaxed)) + "\n";
-  out += "# HELP kz_jobs_done_total Jobs finished by this process, by verdict status.\n"
-         "# TYPE kz_jobs_done_total counter\n";
+    out += "kz_requests_total{outcome=\"" + std::string(kCounterNames[i]) + "\"} " + load(counters_[i]) + "\n";
+  out += Header("kz_jobs_done_total", "counter", "Jobs finished by this process, by verdict status.");
   for (size_t i = 0; i < verdicts_.size(); ++i)
     out += "kz_jobs_done_total{status=\"" + std::string(verify::StatusName(static_cast<verify::Status>(i))) +
-           "\"} " + std::to_string(verdicts_[i].load(std::memory_order_relaxed)) + "\n";
-  return out;
+           "\"} " + load(verdicts_[i]) + "\n";
+  if (!snap.jobs_by_state.empty()) {
+    out += Header("kz_jobs", "gauge", "Jobs in the store by state.");
+    for (const auto& [state, n] : snap.jobs_by_state)
+      out += "kz_jobs{state=\"" + state + "\"} " + std::to_string(n) + "\n";
+  }
+  out += Header("kz_compile_cache_total", "counter", "CUDA extension builds of finished jobs by cache result.");
+  out += "kz_compile_cache_total{result=\"hit\"} " + load(cache_hits_) + "\n";
+  out += "kz_compile_cache_total{result=\"miss\"} " + load(cache_misses_) + "\n";
+  double busy = busy_us_.load(std::memory_order_relaxed) / 1e6 + (snap.running ? snap.running_for_s : 0);
+  out += Header("kz_gpu_slot_busy_seconds_total", "counter",
+                "Seconds the slot (the GPU, or the CPU with --cpu) spent running jobs; / uptime = utilisation.");
+  out += "kz_gpu_slot_busy_seconds_total " + PromNumber(busy) + "\n";
+  double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  out += Header("kz_uptime_seconds", "gauge", "Seconds since the server started.");
+  out += "kz_uptime_seconds " + PromNumber(up) + "\n";
+  return out + RenderHistograms();
 }
 
 }  // namespace kz::service

@@ -1,29 +1,61 @@
-// Counters of `kz serve`, rendered in the Prometheus text format. Lock-free: any thread
-// may count; Render may run concurrently with counting (values are relaxed snapshots).
+// Metrics of `kz serve`, rendered in the Prometheus text format. Counters are lock-free
+// (relaxed atomics); the histograms take a mutex each. Any thread may count or render.
 #pragma once
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "service/histogram.h"
 #include "verify/status.h"
 
 namespace kz::service {
 
-enum class Counter { kAccepted, kDeduplicated, kRejectedFull, kBadRequest, kFailed, kCount };
+enum class Counter { kAccepted, kDeduplicated, kRejectedFull, kBadRequest, kFailed, kBatchTooLarge, kCount };
+
+// The stages of kz_stage_seconds: the job's wait in the queue, the verdict's stages and
+// its total.
+enum class Stage { kQueueWait, kScreen, kExtract, kCompile, kRun, kTotal, kCount };
+
+// What Render needs from the scheduler and the store at the time of the scrape.
+struct MetricsSnapshot {
+  size_t queue_depth = 0;
+  bool running = false;
+  double running_for_s = 0;  // the running job's time so far (counted as busy)
+  std::vector<std::pair<std::string, int64_t>> jobs_by_state;  // from the store; may be empty
+};
 
 class Metrics {
  public:
+  Metrics();
   void Count(Counter c) { counters_[static_cast<size_t>(c)].fetch_add(1, std::memory_order_relaxed); }
-  // A finished verdict with this status (an unknown name is ignored).
-  void CountVerdict(std::string_view status);
   uint64_t Get(Counter c) const { return counters_[static_cast<size_t>(c)].load(std::memory_order_relaxed); }
-  std::string Render(size_t queue_depth, bool running) const;
+  // A finished verdict: counts its status, observes its stages' seconds (screen, extract,
+  // compile = the sum of its libraries, run = the child's wall time, total) and the
+  // queue wait, and counts its compile-cache hits and misses.
+  void ObserveVerdict(const nlohmann::json& verdict, std::optional<double> queue_wait_s);
+  void Observe(Stage s, double seconds) { stages_[static_cast<size_t>(s)].Observe(seconds); }
+  // Seconds the slot spent on a job (finished, failed or cancelled).
+  void AddBusy(double seconds);
+  std::string Render(const MetricsSnapshot& snap) const;
 
  private:
+  void CountVerdict(std::string_view status);
+  std::string RenderHistograms() const;
   static constexpr size_t kStatuses = static_cast<size_t>(verify::Status::kNotRun) + 1;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
   std::array<std::atomic<uint64_t>, kStatuses> verdicts_{};
+  std::atomic<uint64_t> cache_hits_{0}, cache_misses_{0};
+  std::atomic<uint64_t> busy_us_{0};
+  std::deque<Histogram> stages_;  // by Stage (a deque: Histogram holds a mutex)
 };
 
 }  // namespace kz::service

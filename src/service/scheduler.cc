@@ -1,10 +1,8 @@
 #include "service/scheduler.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "util/fs.h"
-#include "util/hash.h"
 #include "util/log.h"
 #include "verify/verifier.h"
 
@@ -35,61 +33,11 @@ bool Scheduler::Start(std::string* err) {
   if (!store_->RequeuePending(&pending, err)) return false;
   {
     std::lock_guard lock(mu_);
-    for (auto& j : pending) queue_.push_back(j.id);
+    for (auto& j : pending) queue_.push_back({j.id, j.priority, j.client, seq_++});
   }
   if (!pending.empty()) util::LogInfo("serve: resuming " + std::to_string(pending.size()) + " queued job(s)");
   worker_ = std::thread([this] { WorkerLoop(); });
   return true;
-}
-
-std::string Scheduler::NewId() {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng_()));
-  return buf;
-}
-
-Scheduler::SubmitResult Scheduler::Submit(const VerifyRequest& r) {
-  SubmitResult res;
-  std::string key = JobKey(r, fingerprint_);
-  std::lock_guard lock(mu_);  // find + insert + enqueue as one step: no duplicate of a key
-  if (auto existing = store_->FindByKey(key, &res.error)) {
-    metrics_.Count(Counter::kDeduplicated);
-    return {SubmitKind::kExisting, existing->id, existing->state, ""};
-  }
-  if (!res.error.empty()) return res;
-  if (stopping_) return {SubmitKind::kClosed, "", "", "the server is shutting down"};
-  if (queue_.size() >= config_.max_queue) {
-    metrics_.Count(Counter::kRejectedFull);
-    return {SubmitKind::kFull, "", "", "the queue is full (" + std::to_string(queue_.size()) + " jobs)"};
-  }
-  store::Job j;
-  j.id = NewId();
-  j.key = key;
-  j.state = store::kQueued;
-  j.submitted_at_ms = NowMs();
-  j.backend = r.backend;
-  j.options_json = r.options.dump();
-  j.task_hash = util::Hash128Hex(r.task);
-  j.candidate_hash = util::Hash128Hex(r.candidate);
-  j.task_source = r.task;
-  j.candidate_source = r.candidate;
-  if (!store_->Insert(j, &res.error)) return res;
-  queue_.push_back(j.id);
-  metrics_.Count(Counter::kAccepted);
-  work_cv_.notify_one();
-  return {SubmitKind::kQueued, j.id, j.state, ""};
-}
-
-std::optional<store::Job> Scheduler::Wait(const std::string& id, std::chrono::milliseconds timeout,
-                                          std::string* err) {
-  {
-    std::unique_lock lock(mu_);
-    done_cv_.wait_for(lock, timeout, [&] {
-      bool queued = std::find(queue_.begin(), queue_.end(), id) != queue_.end();
-      return running_ != id && (stopping_ || !queued);
-    });
-  }
-  return store_->Get(id, err);
 }
 
 void Scheduler::Drain() {
@@ -116,6 +64,20 @@ bool Scheduler::Busy() const {
   return !running_.empty();
 }
 
+std::string Scheduler::RenderMetrics() const {
+  MetricsSnapshot snap;
+  {
+    std::lock_guard lock(mu_);
+    snap.queue_depth = queue_.size();
+    snap.running = !running_.empty();
+    if (snap.running)
+      snap.running_for_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - running_since_).count();
+  }
+  std::string err;
+  if (!store_->CountByState(&snap.jobs_by_state, &err)) util::LogWarn("serve: metrics: " + err);
+  return metrics_.Render(snap);
+}
+
 void Scheduler::WorkerLoop() {
   for (;;) {
     std::string id;
@@ -123,13 +85,18 @@ void Scheduler::WorkerLoop() {
       std::unique_lock lock(mu_);
       work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;  // queued jobs stay queued in the store
-      id = queue_.front();
-      queue_.pop_front();
+      size_t i = *PickNext(queue_, served_);
+      id = queue_[i].id;
+      served_[queue_[i].client] = ++tick_;
+      queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
       running_ = id;
+      running_since_ = std::chrono::steady_clock::now();
+      cancel_running_ = false;
     }
     RunJob(id);
     {
       std::lock_guard lock(mu_);
+      metrics_.AddBusy(std::chrono::duration<double>(std::chrono::steady_clock::now() - running_since_).count());
       running_.clear();
     }
     done_cv_.notify_all();
@@ -138,23 +105,28 @@ void Scheduler::WorkerLoop() {
 
 void Scheduler::RunJob(const std::string& id) {
   std::string err;
+  bool started = false;
   auto job = store_->Get(id, &err);
-  if (!job || !store_->SetState(id, store::kRunning, &err)) {
-    util::LogWarn("serve: job " + id + ": " + (err.empty() ? "not in the store" : err));
-    return;
+  if (!job || !store_->MarkRunning(id, &started, &err) || !started) {
+    if (!started && err.empty()) return util::LogInfo("serve: job " + id + " cancelled before it started");
+    return util::LogWarn("serve: job " + id + ": " + (err.empty() ? "not in the store" : err));
   }
-  util::LogInfo("serve: job " + id + " running");
+  double queue_wait_s = static_cast<double>(NowMs() - job->submitted_at_ms) / 1000.0;
+  util::LogInfo("serve: job " + id + " running (client " + job->client + ", priority " +
+                std::to_string(job->priority) + ")");
   std::string state(store::kDone);
   json verdict;
   try {
     verdict = Verify(*job);
-    metrics_.CountVerdict(verdict.value("status", ""));
   } catch (const std::exception& e) {
     state = store::kFailed;
     verdict = {{"error", std::string("internal error: ") + e.what()}};
-    metrics_.Count(Counter::kFailed);
   }
-  if (!store_->Finish(id, state, verdict.dump(), &err)) util::LogWarn("serve: job " + id + ": " + err);
+  std::lock_guard lock(mu_);  // Cancel() writes the store and the flag under mu_ too
+  if (cancel_running_) return util::LogInfo("serve: job " + id + " cancelled while running");
+  if (!store_->Finish(id, state, verdict.dump(), &err)) return util::LogWarn("serve: job " + id + ": " + err);
+  if (state == store::kDone) metrics_.ObserveVerdict(verdict, queue_wait_s);
+  else metrics_.Count(Counter::kFailed);
   util::LogInfo("serve: job " + id + " " + state + ": " + verdict.value("status", "-"));
 }
 
@@ -167,6 +139,7 @@ json Scheduler::Verify(const store::Job& job) {
   if (!ApplyOptions(json::parse(job.options_json), &o, &err)) throw std::runtime_error(err);
   verify::Sample s{dir + "/task.py", dir + "/candidate.py", job.backend, std::nullopt, job.id};
   verify::Verifier verifier(config_.worker, o, config_.gpus);
+  verifier.SetCancel([this] { return cancel_running_.load(); });
   json verdict = verifier.VerifyAll({s}).front();
   util::RemoveAll(dir);
   return verdict;

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+
 namespace kz::store {
 namespace {
 
@@ -20,15 +22,30 @@ CREATE TABLE IF NOT EXISTS jobs(
   candidate_hash TEXT NOT NULL,
   task_source TEXT NOT NULL,
   candidate_source TEXT NOT NULL,
-  verdict TEXT);
+  verdict TEXT,
+  priority INTEGER NOT NULL DEFAULT 0,
+  client TEXT NOT NULL DEFAULT 'anonymous',
+  started_at INTEGER);
 CREATE INDEX IF NOT EXISTS jobs_by_key ON jobs(key);
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
-INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1');
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '2');
 )SQL";
+
+// Version 1 -> 2: the columns of priorities and fairness, with their defaults.
+constexpr const char* kMigrate1To2 = R"SQL(
+BEGIN IMMEDIATE;
+ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN client TEXT NOT NULL DEFAULT 'anonymous';
+ALTER TABLE jobs ADD COLUMN started_at INTEGER;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+COMMIT;
+)SQL";
+
+#define KZ_NOW_MS "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
 
 constexpr const char* kColumns =
     "SELECT id, key, state, submitted_at, backend, options, task_hash, candidate_hash, "
-    "task_source, candidate_source, verdict FROM jobs ";
+    "task_source, candidate_source, verdict, finished_at, priority, client, started_at FROM jobs ";
 
 // One prepared statement, finalized on scope exit.
 class Stmt {
@@ -71,6 +88,10 @@ Job ReadJob(const Stmt& s) {
   j.task_source = s.Text(8);
   j.candidate_source = s.Text(9);
   if (!s.IsNull(10)) j.verdict_json = s.Text(10);
+  if (!s.IsNull(11)) j.finished_at_ms = s.Int(11);
+  j.priority = s.Int(12);
+  j.client = s.Text(13);
+  if (!s.IsNull(14)) j.started_at_ms = s.Int(14);
   return j;
 }
 
@@ -92,6 +113,10 @@ std::unique_ptr<JobStore> JobStore::Open(const std::string& path, std::string* e
     return nullptr;
   }
   int version = store->SchemaVersion(err);
+  if (version == 1) {
+    if (!store->Migrate(version, err)) return *err = path + ": migrating from schema 1: " + *err, nullptr;
+    version = store->SchemaVersion(err);
+  }
   if (version != kSchemaVersion) {
     if (version >= 0) *err = path + ": schema_version " + std::to_string(version) +
                              ", this kz reads " + std::to_string(kSchemaVersion);
@@ -110,6 +135,15 @@ bool JobStore::Exec(const char* sql, std::string* err) {
   return false;
 }
 
+bool JobStore::Migrate(int from_version, std::string* err) {
+  std::lock_guard lock(mu_);
+  if (from_version != 1) return *err = "no migration from schema " + std::to_string(from_version), false;
+  if (Exec(kMigrate1To2, err)) return true;
+  std::string ignored;
+  Exec("ROLLBACK", &ignored);
+  return false;
+}
+
 int JobStore::SchemaVersion(std::string* err) {
   std::lock_guard lock(mu_);
   Stmt s(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
@@ -120,9 +154,25 @@ int JobStore::SchemaVersion(std::string* err) {
 
 bool JobStore::Insert(const Job& job, std::string* err) {
   std::lock_guard lock(mu_);
+  return InsertLocked(job, err);
+}
+
+bool JobStore::InsertAll(const std::vector<Job>& jobs, std::string* err) {
+  std::lock_guard lock(mu_);
+  if (!Exec("BEGIN IMMEDIATE", err)) return false;
+  for (const Job& j : jobs) {
+    if (InsertLocked(j, err)) continue;
+    std::string ignored;
+    Exec("ROLLBACK", &ignored);
+    return false;
+  }
+  return Exec("COMMIT", err);
+}
+
+bool JobStore::InsertLocked(const Job& job, std::string* err) {
   Stmt s(db_, "INSERT INTO jobs(id, key, state, submitted_at, backend, options, task_hash, "
-              "candidate_hash, task_source, candidate_source, verdict) "
-              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+              "candidate_hash, task_source, candidate_source, verdict, priority, client) "
+              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!s.ok()) return Fail(db_, err);
   s.Bind(1, job.id);
   s.Bind(2, job.key);
@@ -135,7 +185,45 @@ bool JobStore::Insert(const Job& job, std::string* err) {
   s.Bind(9, job.task_source);
   s.Bind(10, job.candidate_source);
   if (job.verdict_json) s.Bind(11, *job.verdict_json);
+  s.Bind(12, job.priority);
+  s.Bind(13, job.client);
   return s.Step() == SQLITE_DONE || Fail(db_, err);
+}
+
+bool JobStore::MarkRunning(const std::string& id, bool* changed, std::string* err) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "UPDATE jobs SET state = 'running', started_at = " KZ_NOW_MS " WHERE id = ? AND state = 'queued'");
+  if (!s.ok()) return Fail(db_, err);
+  s.Bind(1, id);
+  if (s.Step() != SQLITE_DONE) return Fail(db_, err);
+  *changed = sqlite3_changes(db_) > 0;
+  return true;
+}
+
+bool JobStore::Cancel(const std::string& id, const std::string& note_json, bool* changed, std::string* err) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "UPDATE jobs SET state = 'cancelled', verdict = ?, finished_at = " KZ_NOW_MS
+              " WHERE id = ? AND state IN ('queued', 'running')");
+  if (!s.ok()) return Fail(db_, err);
+  s.Bind(1, note_json);
+  s.Bind(2, id);
+  if (s.Step() != SQLITE_DONE) return Fail(db_, err);
+  *changed = sqlite3_changes(db_) > 0;
+  return true;
+}
+
+bool JobStore::CountByState(std::vector<std::pair<std::string, int64_t>>* out, std::string* err) {
+  std::lock_guard lock(mu_);
+  out->clear();
+  for (auto st : kStates) out->emplace_back(std::string(st), 0);
+  Stmt s(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  if (!s.ok()) return Fail(db_, err);
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    auto it = std::find_if(out->begin(), out->end(), [&](const auto& p) { return p.first == s.Text(0); });
+    if (it != out->end()) it->second = s.Int(1);
+  }
+  return rc == SQLITE_DONE || Fail(db_, err);
 }
 
 bool JobStore::SetState(const std::string& id, std::string_view state, std::string* err) {
@@ -152,14 +240,14 @@ bool JobStore::SetState(const std::string& id, std::string_view state, std::stri
 bool JobStore::Finish(const std::string& id, std::string_view state, const std::string& verdict_json,
                       std::string* err) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, "UPDATE jobs SET state = ?, verdict = ?, "
-              "finished_at = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) WHERE id = ?");
+  Stmt s(db_, "UPDATE jobs SET state = ?, verdict = ?, finished_at = " KZ_NOW_MS
+              " WHERE id = ? AND state IN ('queued', 'running')");
   if (!s.ok()) return Fail(db_, err);
   s.Bind(1, state);
   s.Bind(2, verdict_json);
   s.Bind(3, id);
   if (s.Step() != SQLITE_DONE) return Fail(db_, err);
-  if (sqlite3_changes(db_) == 0) return *err = "no job " + id, false;
+  if (sqlite3_changes(db_) == 0) return *err = "no unfinished job " + id, false;
   return true;
 }
 
@@ -179,7 +267,7 @@ std::optional<Job> JobStore::Get(const std::string& id, std::string* err) {
 }
 
 std::optional<Job> JobStore::FindByKey(const std::string& key, std::string* err) {
-  return SelectOne((std::string(kColumns) + "WHERE key = ? AND state != 'failed' ORDER BY seq DESC LIMIT 1").c_str(),
+  return SelectOne((std::string(kColumns) + "WHERE key = ? AND state NOT IN ('failed', 'cancelled') ORDER BY seq DESC LIMIT 1").c_str(),
                    key, err);
 }
 

@@ -14,19 +14,26 @@ struct sqlite3;
 
 namespace kz::store {
 
-inline constexpr int kSchemaVersion = 1;
+// 2 added priority, client and started_at (a version-1 file is migrated on Open).
+inline constexpr int kSchemaVersion = 2;
 
-// Job states as stored: queued -> running -> done (or failed: kz itself broke).
+// Job states as stored: queued -> running -> done (or failed: kz itself broke); a queued
+// or running job may become cancelled instead. done, failed and cancelled are final.
 inline constexpr std::string_view kQueued = "queued";
 inline constexpr std::string_view kRunning = "running";
 inline constexpr std::string_view kDone = "done";
 inline constexpr std::string_view kFailed = "failed";
+inline constexpr std::string_view kCancelled = "cancelled";
+inline constexpr std::string_view kStates[] = {kQueued, kRunning, kDone, kFailed, kCancelled};
 
 struct Job {
   std::string id;
   std::string key;    // deduplication key (the service's labelled hash of the inputs)
   std::string state;  // one of the states above
   int64_t submitted_at_ms = 0;  // Unix time, milliseconds
+  std::optional<int64_t> started_at_ms, finished_at_ms;  // set by MarkRunning / Finish / Cancel
+  int64_t priority = 0;         // higher runs first
+  std::string client = "anonymous";  // fairness is between clients
   std::string backend;          // "cuda", "triton" or "" (detected)
   std::string options_json;     // the request's "options" object, canonical JSON
   std::string task_hash, candidate_hash;  // XXH3-128 hex of the sources
@@ -44,23 +51,36 @@ class JobStore {
   JobStore& operator=(const JobStore&) = delete;
 
   bool Insert(const Job& job, std::string* err);
+  // Inserts every job in one transaction: all of them or none.
+  bool InsertAll(const std::vector<Job>& jobs, std::string* err);
+  // queued -> running, stamping started_at. *changed is false (and nothing is written)
+  // when the job is not queued (cancelled meanwhile).
+  bool MarkRunning(const std::string& id, bool* changed, std::string* err);
+  // queued|running -> cancelled with `note_json` as its verdict column. *changed is false
+  // when the job is unknown or already final.
+  bool Cancel(const std::string& id, const std::string& note_json, bool* changed, std::string* err);
   // Sets the state of job `id`; false if it does not exist.
   bool SetState(const std::string& id, std::string_view state, std::string* err);
-  // Marks job `id` done (or failed) with its verdict JSON (or error text).
+  // Marks job `id` done (or failed) with its verdict JSON (or error text); a job already
+  // final (cancelled) is left as it is and reported as an error.
   bool Finish(const std::string& id, std::string_view state, const std::string& verdict_json,
               std::string* err);
   // nullopt: not found (err empty) or an error (err set).
   std::optional<Job> Get(const std::string& id, std::string* err);
-  // The newest job with this deduplication key, in any state except failed.
+  // The newest job with this deduplication key, in any state except failed or cancelled.
   std::optional<Job> FindByKey(const std::string& key, std::string* err);
   // For a restart: jobs left running become queued again; returns every queued job in
   // submission order.
   bool RequeuePending(std::vector<Job>* out, std::string* err);
+  // Jobs per state (every state of kStates present, 0 if none).
+  bool CountByState(std::vector<std::pair<std::string, int64_t>>* out, std::string* err);
   int SchemaVersion(std::string* err);
 
  private:
   explicit JobStore(sqlite3* db) : db_(db) {}
   bool Exec(const char* sql, std::string* err);  // REQUIRES mu_ held (or construction)
+  bool Migrate(int from_version, std::string* err);  // construction only
+  bool InsertLocked(const Job& job, std::string* err);  // REQUIRES mu_
   std::optional<Job> SelectOne(const char* sql, const std::string& arg, std::string* err);
 
   std::mutex mu_;

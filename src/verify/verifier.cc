@@ -93,11 +93,16 @@ void Verifier::RunPerSample(std::vector<Work>& work, const MakeCall& make_call,
     if (auto call = make_call(w))
       running[set.Start(worker::MakeWorkerSpec(worker_, *call))] = {&w, call->token};
   }
+  WaitAll(set, [&](util::ProcessSet::Id id, util::ProcessResult proc) {
+    auto [w, token] = running[id];
+    on_reply(*w, worker::ParseWorkerReply(std::move(proc), token));
+  });
+}
+
+void Verifier::WaitAll(util::ProcessSet& set, const OnDone& on_done) const {
   while (set.running() > 0) {
-    for (auto& [id, proc] : set.WaitAny()) {
-      auto [w, token] = running[id];
-      on_reply(*w, worker::ParseWorkerReply(std::move(proc), token));
-    }
+    for (auto& [id, proc] : set.WaitAny(cancelled_ ? kCancelPollMs : -1)) on_done(id, std::move(proc));
+    if (Cancelled()) set.KillAll();  // the killed children are collected by the next WaitAny
   }
 }
 
@@ -275,7 +280,11 @@ void Verifier::Run(Work& w) const {
   if (!gpu_) call.env.emplace_back("TRITON_INTERPRET", "1");
   call.wall_limit_s = options_.timeout_s;
   call.max_rss_bytes = options_.max_host_mem_mib << 20;
-  ApplyRunReply(w.verdict, worker::RunWorker(worker_, call));
+  util::ProcessSet set;
+  set.Start(worker::MakeWorkerSpec(worker_, call));
+  WaitAll(set, [&](util::ProcessSet::Id, util::ProcessResult proc) {
+    ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));
+  });
   if (!scratch.empty()) util::RemoveAll(scratch);
 }
 
@@ -289,7 +298,8 @@ std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples,
   std::vector<json> out;
   for (size_t i = 0; i < work.size(); ++i) {
     Work& w = work[i];
-    if (!w.done) Run(w);
+    if (!w.done && Cancelled()) SetOutcome(w.verdict, Status::kRuntimeError, "verification cancelled", "cancelled");
+    else if (!w.done) Run(w);
     if (w.verdict["device"].empty())
       w.verdict["device"] = gpu_ ? json{{"kind", "cuda"}, {"index", gpu_->index}, {"name", gpu_->name}}
                                  : json{{"kind", "cpu"}, {"triton_interpret", w.backend == "triton"}};

@@ -29,6 +29,13 @@ class Verifier {
 
   bool on_gpu() const { return gpu_.has_value(); }
 
+  // Cancellation (kz serve's DELETE of a running job): `cancelled` is polled (from the
+  // thread running VerifyAll, every kCancelPollMs) while children run; once it returns
+  // true every running child's process group is killed and no further sample is run
+  // (its verdict says "cancelled"). CUDA extension builds are not interrupted.
+  static constexpr int kCancelPollMs = 100;
+  void SetCancel(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
+
  private:
   struct Work;
   void Prepare(const Sample& sample, Work& w) const;
@@ -38,6 +45,10 @@ class Verifier {
   using MakeCall = std::function<std::optional<worker::WorkerCall>(Work&)>;
   using OnReply = std::function<void(Work&, const worker::WorkerReply&)>;
   void RunPerSample(std::vector<Work>& work, const MakeCall& make_call, const OnReply& on_reply) const;
+  // Waits for every child in `set`, passing each result to on_done; kills them on cancel.
+  using OnDone = std::function<void(util::ProcessSet::Id, util::ProcessResult)>;
+  void WaitAll(util::ProcessSet& set, const OnDone& on_done) const;
+  bool Cancelled() const { return cancelled_ && cancelled_(); }
   void ExtractAll(std::vector<Work>& work) const;
   void CompileAll(std::vector<Work>& work) const;
   void ApplyBuild(Work& w, const compile::BuildResult& r) const;
@@ -48,6 +59,7 @@ class Verifier {
   VerifyOptions options_;
   std::optional<Gpu> gpu_;
   compile::ExtensionCache cache_;
+  std::function<bool()> cancelled_;
 };
 
 }  // namespace kz::verify

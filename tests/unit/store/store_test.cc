@@ -124,6 +124,140 @@ TEST_F(StoreTest, SchemaIsVersionedAndWal) {
   EXPECT_NE(err_.find("schema_version 99"), std::string::npos) << err_;
 }
 
+TEST_F(StoreTest, PriorityAndClientRoundTripWithDefaults) {
+  auto s = JobStore::Open(path_, &err_);
+  ASSERT_TRUE(s) << err_;
+  Job j = MakeJob("p1", "k1");
+  j.priority = 7;
+  j.client = "rl-trainer";
+  ASSERT_TRUE(s->Insert(j, &err_)) << err_;
+  ASSERT_TRUE(s->Insert(MakeJob("p2", "k2"), &err_)) << err_;
+  EXPECT_EQ(s->Get("p1", &err_)->priority, 7);
+  EXPECT_EQ(s->Get("p1", &err_)->client, "rl-trainer");
+  EXPECT_EQ(s->Get("p2", &err_)->priority, 0);
+  EXPECT_EQ(s->Get("p2", &err_)->client, "anonymous");
+  std::vector<Job> pending;
+  ASSERT_TRUE(s->RequeuePending(&pending, &err_)) << err_;
+  ASSERT_EQ(pending.size(), 2u);
+  EXPECT_EQ(pending[0].priority, 7);
+  EXPECT_EQ(pending[0].client, "rl-trainer");
+}
+
+TEST_F(StoreTest, MarkRunningStampsStartOnlyFromQueued) {
+  auto s = JobStore::Open(path_, &err_);
+  ASSERT_TRUE(s) << err_;
+  ASSERT_TRUE(s->Insert(MakeJob("a1", "k1"), &err_));
+  EXPECT_FALSE(s->Get("a1", &err_)->started_at_ms);
+  bool changed = false;
+  ASSERT_TRUE(s->MarkRunning("a1", &changed, &err_)) << err_;
+  EXPECT_TRUE(changed);
+  auto j = s->Get("a1", &err_);
+  EXPECT_EQ(j->state, kRunning);
+  ASSERT_TRUE(j->started_at_ms);
+  EXPECT_GT(*j->started_at_ms, 1700000000000);
+  ASSERT_TRUE(s->MarkRunning("a1", &changed, &err_));
+  EXPECT_FALSE(changed) << "a running job is not started twice";
+  ASSERT_TRUE(s->Finish("a1", kDone, "{}", &err_)) << err_;
+  EXPECT_TRUE(s->Get("a1", &err_)->finished_at_ms);
+}
+
+TEST_F(StoreTest, CancelQueuedAndRunningButNotFinal) {
+  auto s = JobStore::Open(path_, &err_);
+  ASSERT_TRUE(s) << err_;
+  for (auto id : {"q", "r", "d"}) ASSERT_TRUE(s->Insert(MakeJob(id, id), &err_));
+  bool changed = false;
+  ASSERT_TRUE(s->MarkRunning("r", &changed, &err_));
+  ASSERT_TRUE(s->Finish("d", kDone, R"({"status":"correct"})", &err_));
+  ASSERT_TRUE(s->Cancel("q", R"({"cancelled_while":"queued"})", &changed, &err_)) << err_;
+  EXPECT_TRUE(changed);
+  ASSERT_TRUE(s->Cancel("r", R"({"cancelled_while":"running"})", &changed, &err_));
+  EXPECT_TRUE(changed);
+  ASSERT_TRUE(s->Cancel("d", "{}", &changed, &err_));
+  EXPECT_FALSE(changed) << "a done job stays done";
+  ASSERT_TRUE(s->Cancel("nope", "{}", &changed, &err_));
+  EXPECT_FALSE(changed);
+  auto q = s->Get("q", &err_);
+  EXPECT_EQ(q->state, kCancelled);
+  EXPECT_TRUE(q->finished_at_ms);
+  EXPECT_EQ(q->verdict_json.value_or(""), R"({"cancelled_while":"queued"})");
+  EXPECT_EQ(s->Get("d", &err_)->state, kDone);
+  // A cancelled job is final: MarkRunning and Finish leave it cancelled.
+  ASSERT_TRUE(s->MarkRunning("q", &changed, &err_));
+  EXPECT_FALSE(changed);
+  EXPECT_FALSE(s->Finish("r", kDone, "{}", &err_));
+  EXPECT_EQ(s->Get("r", &err_)->state, kCancelled);
+  // Not a deduplication target.
+  err_.clear();
+  EXPECT_FALSE(s->FindByKey("q", &err_));
+  EXPECT_TRUE(err_.empty()) << err_;
+  std::vector<std::pair<std::string, int64_t>> counts;
+  ASSERT_TRUE(s->CountByState(&counts, &err_)) << err_;
+  ASSERT_EQ(counts.size(), 5u);
+  for (const auto& [state, n] : counts) EXPECT_EQ(n, state == kCancelled ? 2 : state == kDone ? 1 : 0) << state;
+}
+
+TEST_F(StoreTest, CancelledJobsStayCancelledAcrossRestart) {
+  {
+    auto s = JobStore::Open(path_, &err_);
+    ASSERT_TRUE(s) << err_;
+    for (auto id : {"j1", "j2", "j3"}) ASSERT_TRUE(s->Insert(MakeJob(id, id), &err_));
+    bool changed = false;
+    ASSERT_TRUE(s->Cancel("j2", "{}", &changed, &err_));
+    ASSERT_TRUE(s->MarkRunning("j3", &changed, &err_));
+    ASSERT_TRUE(s->Cancel("j3", "{}", &changed, &err_));
+  }
+  auto s = JobStore::Open(path_, &err_);
+  ASSERT_TRUE(s) << err_;
+  std::vector<Job> pending;
+  ASSERT_TRUE(s->RequeuePending(&pending, &err_)) << err_;
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].id, "j1");
+  EXPECT_EQ(s->Get("j3", &err_)->state, kCancelled);
+}
+
+TEST_F(StoreTest, InsertAllIsAllOrNothing) {
+  auto s = JobStore::Open(path_, &err_);
+  ASSERT_TRUE(s) << err_;
+  ASSERT_TRUE(s->InsertAll({MakeJob("b1", "k1"), MakeJob("b2", "k2")}, &err_)) << err_;
+  EXPECT_TRUE(s->Get("b2", &err_));
+  // The second collides with b1: nothing of this batch is stored.
+  EXPECT_FALSE(s->InsertAll({MakeJob("b3", "k3"), MakeJob("b1", "k4")}, &err_));
+  EXPECT_FALSE(s->Get("b3", &err_));
+  ASSERT_TRUE(s->Insert(MakeJob("b5", "k5"), &err_)) << "the store works after a rollback: " << err_;
+}
+
+TEST_F(StoreTest, Version1FileIsMigrated) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  const char* v1 = R"SQL(
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE jobs(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, key TEXT NOT NULL,
+      state TEXT NOT NULL, submitted_at INTEGER NOT NULL, finished_at INTEGER, backend TEXT NOT NULL,
+      options TEXT NOT NULL, task_hash TEXT NOT NULL, candidate_hash TEXT NOT NULL, task_source TEXT NOT NULL,
+      candidate_source TEXT NOT NULL, verdict TEXT);
+    INSERT INTO meta VALUES('schema_version', '1');
+    INSERT INTO jobs(id, key, state, submitted_at, backend, options, task_hash, candidate_hash, task_source,
+      candidate_source) VALUES('old', 'k', 'queued', 1, 'triton', '{}', 't', 'c', 'T', 'C');
+  )SQL";
+  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto s = JobStore::Open(path_, &err_);
+  ASSERT_TRUE(s) << err_;
+  EXPECT_EQ(s->SchemaVersion(&err_), 2);
+  auto j = s->Get("old", &err_);
+  ASSERT_TRUE(j) << err_;
+  EXPECT_EQ(j->priority, 0);
+  EXPECT_EQ(j->client, "anonymous");
+  EXPECT_FALSE(j->started_at_ms);
+  Job n = MakeJob("new", "k2");
+  n.priority = 3;
+  ASSERT_TRUE(s->Insert(n, &err_)) << err_;
+  s.reset();
+  s = JobStore::Open(path_, &err_);  // a migrated file opens as version 2
+  ASSERT_TRUE(s) << err_;
+  EXPECT_EQ(s->Get("new", &err_)->priority, 3);
+}
+
 TEST_F(StoreTest, OpenFailsWithThePathInTheError) {
   EXPECT_FALSE(JobStore::Open("/nonexistent-dir/x/jobs.db", &err_));
   EXPECT_NE(err_.find("/nonexistent-dir/x/jobs.db"), std::string::npos) << err_;

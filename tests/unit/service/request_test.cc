@@ -1,0 +1,50 @@
+#include "service/request.h"
+
+#include <gtest/gtest.h>
+
+namespace kz::service {
+namespace {
+
+TEST(BatchRequestTest, EnvelopeIsValidatedSamplesAreNot) {
+  BatchRequest b;
+  std::string err;
+  ASSERT_TRUE(ParseBatchRequest(R"({"samples": [{"task": "t"}, 3], "priority": 2, "client": "rl"})", &b, &err)) << err;
+  EXPECT_EQ(b.samples.size(), 2u);
+  EXPECT_EQ(b.priority, 2);
+  EXPECT_EQ(b.client, "rl");
+  VerifyRequest r;
+  EXPECT_FALSE(ParseVerifyJson(b.samples[0], &r, &err));
+  EXPECT_NE(err.find("candidate"), std::string::npos) << err;
+  EXPECT_FALSE(ParseVerifyJson(b.samples[1], &r, &err));
+  EXPECT_NE(err.find("object"), std::string::npos) << err;
+}
+
+TEST(BatchRequestTest, BadEnvelopes) {
+  BatchRequest b;
+  std::string err;
+  EXPECT_FALSE(ParseBatchRequest("{", &b, &err));
+  EXPECT_NE(err.find("malformed"), std::string::npos);
+  EXPECT_FALSE(ParseBatchRequest(R"({"samples": []})", &b, &err));
+  EXPECT_NE(err.find("non-empty"), std::string::npos);
+  EXPECT_FALSE(ParseBatchRequest(R"({"x": 1})", &b, &err));
+  EXPECT_NE(err.find("samples"), std::string::npos);
+  EXPECT_FALSE(ParseBatchRequest(R"({"samples": [{}], "priority": 1.5})", &b, &err));
+  EXPECT_NE(err.find("priority"), std::string::npos);
+  EXPECT_FALSE(ParseBatchRequest(R"({"samples": [{}], "priority": 5000})", &b, &err));
+  EXPECT_FALSE(ParseBatchRequest(R"({"samples": [{}], "client": ""})", &b, &err));
+  EXPECT_NE(err.find("client"), std::string::npos);
+}
+
+TEST(VerifyRequestTest, SchedulingFieldsAreOptionalAndNotInTheKey) {
+  VerifyRequest a, b;
+  std::string err;
+  ASSERT_TRUE(ParseVerifyRequest(R"({"task": "t", "candidate": "c"})", &a, &err)) << err;
+  ASSERT_TRUE(ParseVerifyRequest(R"({"task": "t", "candidate": "c", "priority": -3, "client": "x"})", &b, &err)) << err;
+  EXPECT_FALSE(a.priority);
+  EXPECT_EQ(b.priority, -3);
+  EXPECT_EQ(b.client, "x");
+  EXPECT_EQ(JobKey(a, "s"), JobKey(b, "s"));
+}
+
+}  // namespace
+}  // namespace kz::service
