@@ -3,18 +3,14 @@
 #include <algorithm>
 
 #include "util/fs.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "verify/verifier.h"
 
 namespace kz::service {
 using nlohmann::json;
 
-namespace {
-int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-}  // namespace
+using util::UnixMs;
 
 Scheduler::Scheduler(store::JobStore* store, Config config)
     : store_(store), config_(std::move(config)), fingerprint_(Fingerprint()), rng_(std::random_device{}()) {}
@@ -111,7 +107,7 @@ void Scheduler::RunJob(const std::string& id) {
     if (!started && err.empty()) return util::LogInfo("serve: job " + id + " cancelled before it started");
     return util::LogWarn("serve: job " + id + ": " + (err.empty() ? "not in the store" : err));
   }
-  double queue_wait_s = static_cast<double>(NowMs() - job->submitted_at_ms) / 1000.0;
+  double queue_wait_s = static_cast<double>(UnixMs() - job->submitted_at_ms) / 1000.0;
   util::LogInfo("serve: job " + id + " running (client " + job->client + ", priority " +
                 std::to_string(job->priority) + ")");
   std::string state(store::kDone);

@@ -5,17 +5,13 @@
 
 #include "service/scheduler.h"
 #include "util/hash.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 namespace kz::service {
 using nlohmann::json;
 
-namespace {
-int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-}  // namespace
+using util::UnixMs;
 
 std::string Scheduler::NewId() {
   char buf[17];
@@ -33,7 +29,7 @@ store::Job Scheduler::NewJob(const Submission& s, const std::string& key) {
   j.id = NewId();
   j.key = key;
   j.state = store::kQueued;
-  j.submitted_at_ms = NowMs();
+  j.submitted_at_ms = UnixMs();
   j.backend = r.backend;
   j.options_json = r.options.dump();
   j.task_hash = util::Hash128Hex(r.task);

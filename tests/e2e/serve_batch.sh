@@ -7,47 +7,9 @@
 # stays cancelled across a restart. Every wait is bounded.
 KZ=$1
 source "$(dirname "$0")/lib.sh"
-command -v curl >/dev/null || { echo "FAIL curl is not installed (scripts/setup.sh installs it)"; exit 1; }
-TMP=$(mktemp -d)
-SERVER=""
-cleanup() { [[ -n $SERVER ]] && kill -KILL "$SERVER" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BASE="http://127.0.0.1:$PORT"
-
-ok() { PASSES=$((PASSES + 1)); echo "ok   $1"; }
-bad() { FAILS=$((FAILS + 1)); echo "FAIL $1"; tail -c 1500 "$OUT_FILE"; echo; tail -20 "$TMP/server.log"; }
+source "$(dirname "$0")/serve_lib.sh"
+SERVE_FLAGS=(--max-batch 8 --max-queue 10 --wait-timeout 120)
 check() { if eval "$2"; then ok "$1"; else bad "$1 ($2)"; fi; }
-
-start_server() {
-  "$KZ" serve --cpu --host 127.0.0.1 --port "$PORT" --db "$TMP/jobs.db" --cache-dir "$CACHE_DIR" \
-    --max-batch 8 --max-queue 10 --wait-timeout 120 "$@" >>"$TMP/server.log" 2>&1 &
-  SERVER=$!
-  for _ in $(seq 120); do
-    curl -s --max-time 2 "$BASE/healthz" >/dev/null && return 0
-    kill -0 "$SERVER" 2>/dev/null || break
-    sleep 0.5
-  done
-  echo "FAIL server did not come up"; tail -20 "$TMP/server.log"; exit 1
-}
-stop_server() {
-  kill -TERM "$SERVER"
-  for _ in $(seq 120); do kill -0 "$SERVER" 2>/dev/null || break; sleep 0.5; done
-  if kill -0 "$SERVER" 2>/dev/null; then bad "$1: still running 60 s after SIGTERM"; kill -KILL "$SERVER"; fi
-  wait "$SERVER"; local rc=$?
-  SERVER=""
-  [[ $rc -eq 0 ]] && ok "$1 (exit 0)" || bad "$1: exit $rc"
-}
-# http NAME WANT_CODE METHOD PATH [BODY_FILE] [CLIENT]: body to $OUT_FILE, headers to $TMP/headers.
-http() {
-  local name=$1 want=$2 method=$3 path=$4 body=${5:-} client=${6:-}
-  local args=(-s --max-time 60 -X "$method" -o "$OUT_FILE" -D "$TMP/headers" -w '%{http_code}')
-  [[ -n $body ]] && args+=(-H 'Content-Type: application/json' --data-binary "@$body")
-  [[ -n $client ]] && args+=(-H "X-KZ-Client: $client")
-  local code
-  code=$(curl "${args[@]}" "$BASE$path")
-  [[ $code == "$want" ]] && ok "$name (HTTP $code)" || bad "$name: HTTP $code, want $want"
-}
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$OUT_FILE" "$1"; }
 job_field() { curl -s --max-time 5 "$BASE/v1/jobs/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
 

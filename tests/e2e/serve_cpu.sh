@@ -5,51 +5,10 @@
 # Every wait is bounded.
 KZ=$1
 source "$(dirname "$0")/lib.sh"
-command -v curl >/dev/null || { echo "FAIL curl is not installed (scripts/setup.sh installs it)"; exit 1; }
-TMP=$(mktemp -d)
-SERVER=""
-cleanup() { [[ -n $SERVER ]] && kill -KILL "$SERVER" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BASE="http://127.0.0.1:$PORT"
+source "$(dirname "$0")/serve_lib.sh"
+SERVE_FLAGS=(--max-body-bytes 1048576 --wait-timeout 300)
 T=examples/tasks
 C=examples/candidates
-
-ok() { PASSES=$((PASSES + 1)); echo "ok   $1"; }
-bad() { FAILS=$((FAILS + 1)); echo "FAIL $1"; tail -c 1500 "$OUT_FILE"; echo; tail -20 "$TMP/server.log"; }
-
-# start_server [extra flags]: starts kz serve on $PORT, waits (<= 60 s) for /healthz.
-start_server() {
-  "$KZ" serve --cpu --host 127.0.0.1 --port "$PORT" --db "$TMP/jobs.db" --cache-dir "$CACHE_DIR" \
-    --max-body-bytes 1048576 --wait-timeout 300 "$@" >>"$TMP/server.log" 2>&1 &
-  SERVER=$!
-  for _ in $(seq 120); do
-    curl -s --max-time 2 "$BASE/healthz" >/dev/null && return 0
-    kill -0 "$SERVER" 2>/dev/null || break
-    sleep 0.5
-  done
-  echo "FAIL server did not come up"; tail -20 "$TMP/server.log"; exit 1
-}
-
-# stop_server NAME: SIGTERM, then expects exit 0 within 120 s.
-stop_server() {
-  kill -TERM "$SERVER"
-  for _ in $(seq 240); do kill -0 "$SERVER" 2>/dev/null || break; sleep 0.5; done
-  if kill -0 "$SERVER" 2>/dev/null; then bad "$1: still running 120 s after SIGTERM"; kill -KILL "$SERVER"; fi
-  wait "$SERVER"; local rc=$?
-  SERVER=""
-  [[ $rc -eq 0 ]] && ok "$1 (exit 0)" || bad "$1: exit $rc"
-}
-
-# http NAME WANT_CODE METHOD PATH [BODY_FILE]: body to $OUT_FILE, headers to $TMP/headers.
-http() {
-  local name=$1 want=$2 method=$3 path=$4 body=${5:-}
-  local args=(-s --max-time 320 -X "$method" -o "$OUT_FILE" -D "$TMP/headers" -w '%{http_code}')
-  [[ -n $body ]] && args+=(-H 'Content-Type: application/json' --data-binary "@$body")
-  local code
-  code=$(curl "${args[@]}" "$BASE$path")
-  [[ $code == "$want" ]] && ok "$name (HTTP $code)" || bad "$name: HTTP $code, want $want"
-}
 
 # request FILE TASK CAND [BACKEND] [OPTIONS_JSON]: writes a /v1/verify body.
 request() {
