@@ -44,6 +44,7 @@ class ServeCommandImpl : public ServeCommand {
         ->capture_default_str()->check(CLI::PositiveNumber);
     c->add_option("--wait-timeout", wait_s_, "Seconds a ?wait=true request waits at most")->capture_default_str();
     c->add_option("--device", device_, "GPU index of the slot (default: the first GPU)");
+    c->add_flag("--no-run", no_run_, "Accept and store jobs but run none (load tests; they stay queued)");
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
@@ -66,7 +67,8 @@ class ServeCommandImpl : public ServeCommand {
     if (!util::MakeDirs(std::filesystem::path(db_).parent_path().string(), &err)) return Usage(err);
     auto store = store::JobStore::Open(db_, &err);
     if (!store) return Usage(err);
-    service::Scheduler scheduler(store.get(), {worker::LocateWorker(argv0_), o_, gpus, db_ + ".work", max_queue_});
+    service::Scheduler scheduler(store.get(),
+                                 {worker::LocateWorker(argv0_), o_, gpus, db_ + ".work", max_queue_, !no_run_});
     service::ApiServer api(&scheduler, limits_);
     if (!api.Bind(host_, port_, &err)) return Usage(err);
     if (!scheduler.Start(&err)) return Usage(err);
@@ -121,6 +123,7 @@ class ServeCommandImpl : public ServeCommand {
   std::string host_ = "127.0.0.1", db_;
   int port_ = 8470;
   size_t max_queue_ = 4096;
+  bool no_run_ = false;
   double wait_s_ = 600;
   std::optional<int> device_;
   service::ApiLimits limits_;

@@ -1,6 +1,8 @@
 #include "service/api_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -16,6 +18,9 @@ using api::Reply;
 namespace {
 constexpr size_t kHandlerThreads = 64;
 constexpr int kListenBacklog = 1024;  // httplib 0.11 listens with a backlog of 5
+// httplib closes a keep-alive connection after 5 requests by default: a client submitting
+// thousands of samples would reconnect (and queue for a handler thread) every 5.
+constexpr size_t kKeepAliveMaxRequests = 10000;
 
 const char* DefaultReason(int status) {
   switch (status) {
@@ -32,6 +37,10 @@ ApiServer::ApiServer(Scheduler* scheduler, ApiLimits limits)
   http_->set_payload_max_length(std::max(limits_.max_body_bytes, limits_.max_batch_bytes));
   // ?wait=true requests hold a handler thread each: more than httplib's default pool.
   http_->new_task_queue = [] { return new httplib::ThreadPool(kHandlerThreads); };
+  // httplib writes the headers and the body of a reply in separate send()s; without
+  // TCP_NODELAY, Nagle holds the body until the client's delayed ACK (~40 ms a request).
+  http_->set_tcp_nodelay(true);
+  http_->set_keep_alive_max_count(kKeepAliveMaxRequests);
   // Errors httplib produces itself (413, unrouted 404): give them a JSON reason too.
   http_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) Error(res, res.status, DefaultReason(res.status));
@@ -101,6 +110,8 @@ bool ApiServer::Bind(const std::string& host, int port, std::string* err) {
   int listen_fd = -1;
   http_->set_socket_options([&listen_fd](socket_t sock) {
     httplib::default_socket_options(sock);
+    int one = 1;  // accepted sockets inherit TCP_NODELAY from the listener (Linux)
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (listen_fd < 0) listen_fd = sock;
   });
   if (!http_->bind_to_port(host, port)) {

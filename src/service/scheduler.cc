@@ -32,7 +32,8 @@ bool Scheduler::Start(std::string* err) {
     for (auto& j : pending) queue_.push_back({j.id, j.priority, j.client, seq_++});
   }
   if (!pending.empty()) util::LogInfo("serve: resuming " + std::to_string(pending.size()) + " queued job(s)");
-  worker_ = std::thread([this] { WorkerLoop(); });
+  if (config_.run_jobs) worker_ = std::thread([this] { WorkerLoop(); });
+  else util::LogWarn("serve: --no-run: jobs are accepted and stored but not run");
   return true;
 }
 

@@ -31,6 +31,7 @@ class Scheduler {
     std::vector<verify::Gpu> gpus;   // empty: CPU mode
     std::string work_dir;            // per-job directories for the sources
     size_t max_queue = 4096;         // queued jobs at most; more is kFull (HTTP 429)
+    bool run_jobs = true;            // false (--no-run): accept and store, never run (load tests)
   };
   enum class SubmitKind { kQueued, kExisting, kFull, kClosed, kError };
   struct SubmitResult {

@@ -107,7 +107,7 @@ std::unique_ptr<JobStore> JobStore::Open(const std::string& path, std::string* e
   }
   std::unique_ptr<JobStore> store(new JobStore(db));
   sqlite3_busy_timeout(db, 5000);
-  if (!store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", err) ||
+  if (!store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) ||
       !store->Exec(kSchema, err)) {
     *err = path + ": " + *err;
     return nullptr;
