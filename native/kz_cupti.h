@@ -19,7 +19,7 @@ namespace kz {
   X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiActivityRegisterCallbacks)   \
   X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityFlushAll)        \
   X(cuptiActivityGetNextRecord) X(cuptiActivityGetNumDroppedRecords)             \
-  X(cuptiGetStreamIdEx) X(cuptiGetTimestamp)
+  X(cuptiGetStreamIdEx)
 
 struct Cupti {
   void* handle = nullptr;

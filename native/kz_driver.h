@@ -21,7 +21,7 @@ namespace kz {
   X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)             \
   X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)                         \
   X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize)         \
-  X(cuMemAlloc) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemFree) X(cuMemsetD32Async) X(cuEventSynchronize) X(cuEventCreate)             \
+  X(cuMemAlloc) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemFree) X(cuMemsetD32Async) X(cuEventCreate)             \
   X(cuEventDestroy) X(cuEventRecord) X(cuEventElapsedTime) X(cuGetErrorString) \
   X(cuGetErrorName)
 

@@ -125,14 +125,6 @@ int kz_tr_start(void);
  * failed. Needs an open window. */
 int kz_tr_mark(uintptr_t stream);
 
-/* Records an event on `stream`, waits for it, and stores in *done_ns the CUPTI
- * timestamp taken right after, on the clock of the records: the moment the caller's
- * stream (with everything it waits for) was seen finished. GPU work that ends later was
- * not joined to the caller's stream. Call it right after forward returns, before
- * kz_tr_mark: the marker memset needs an SM, so it may start only when a long kernel's
- * last wave does, which would hide the overlap. Needs an open window. */
-int kz_tr_caller_done(uintptr_t stream, uint64_t* done_ns);
-
 /* The 32-bit value kz_tr_mark writes (random per process; for tests). */
 uint32_t kz_tr_marker_value(void);
 

@@ -1,4 +1,4 @@
-// kz_trace_marker.cc - the marker (kz_tr_mark) and kz_tr_caller_done of kz_trace.h:
+// kz_trace_marker.cc - the marker (kz_tr_mark) of kz_trace.h:
 // GPU work the tracer itself enqueues on the caller's stream right after forward
 // returns, whose records anchor the timing side of trace.side_stream.
 #include <fcntl.h>
@@ -22,7 +22,6 @@ uint32_t g_marker_value = 0;
 namespace {
 CUdeviceptr g_marker = 0;        // 8 bytes: [0] the memset marker, [4] the copy marker
 void* g_marker_host = nullptr;   // 4 pinned bytes, source of the copy marker
-CUevent g_done_event = nullptr;  // kz_tr_caller_done's event (no timing)
 }  // namespace
 
 // Allocates the marker's buffers in the current context (once). Done when a window
@@ -47,10 +46,8 @@ int ensure_marker_buffer() {
 void free_markers() {
   if (g_marker && g_drv.cuMemFree) g_drv.cuMemFree(g_marker);
   if (g_marker_host && g_drv.cuMemFreeHost) g_drv.cuMemFreeHost(g_marker_host);
-  if (g_done_event && g_drv.cuEventDestroy) g_drv.cuEventDestroy(g_done_event);
   g_marker = 0;
   g_marker_host = nullptr;
-  g_done_event = nullptr;
 }
 
 uint32_t random_marker() {
@@ -95,27 +92,6 @@ int kz_tr_mark(uintptr_t stream) {
     return KZ_RT_CUDA_ERROR;
   }
   return KZ_RT_OK;
-}
-
-int kz_tr_caller_done(uintptr_t stream, uint64_t* done_ns) {
-  kz::clear_error();
-  if (int rc = need_ready("kz_tr_caller_done")) return rc;
-  if (!done_ns || !window_open()) {
-    set_error("kz_tr_caller_done: %s", !done_ns ? "done_ns must not be NULL" : "no open window");
-    return KZ_RT_BAD_ARGUMENT;
-  }
-  // An event, not a kernel or memset: the stream's front end completes it without an SM,
-  // as soon as everything the stream waits for (joined streams, and on the legacy default
-  // stream the blocking streams) is done.
-  CUresult r0 = g_done_event ? CUDA_SUCCESS : g_drv.cuEventCreate(&g_done_event, CU_EVENT_DISABLE_TIMING);
-  if (r0 == CUDA_SUCCESS) r0 = g_drv.cuEventRecord(g_done_event, reinterpret_cast<CUstream>(stream));
-  if (r0 == CUDA_SUCCESS) r0 = g_drv.cuEventSynchronize(g_done_event);
-  if (r0 != CUDA_SUCCESS) {
-    set_error("kz_tr_caller_done: event record/synchronize failed: %s", kz::cuda_text(r0));
-    return KZ_RT_CUDA_ERROR;
-  }
-  CUptiResult r = g_cupti.cuptiGetTimestamp(done_ns);
-  return r == CUPTI_SUCCESS ? KZ_RT_OK : fail_cupti(r, "cuptiGetTimestamp");
 }
 
 }  // extern "C"

@@ -1,5 +1,5 @@
 // kz_trace_state.h - internal to libkz_runtime: what kz_trace.cc (windows, records,
-// activity kinds) and kz_trace_marker.cc (the marker, kz_tr_caller_done) share. Not
+// activity kinds) and kz_trace_marker.cc (the marker) share. Not
 // part of the public ABI (see kz_trace.h).
 #pragma once
 
@@ -24,7 +24,7 @@ int fail_cupti(CUptiResult r, const char* what);
 // Allocates the marker buffers in the current context (once; see kz_trace_marker.cc).
 int ensure_marker_buffer();
 
-// Frees the marker buffers and kz_tr_caller_done's event (kz_tr_shutdown).
+// Frees the marker buffers (kz_tr_shutdown).
 void free_markers();
 
 // 32 random bits from /dev/urandom (clock and pid if it cannot be read), never 0.

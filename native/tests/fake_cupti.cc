@@ -191,12 +191,6 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropp
 }
 
 // The legacy stream (handle 0) is id 7; any other handle h is 100 + (h & 0xffff).
-// The fake clock: 1 ms past the scripted records' epoch.
-CUptiResult cuptiGetTimestamp(uint64_t* ns) {
-  *ns = 1000000;
-  return CUPTI_SUCCESS;
-}
-
 CUptiResult cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t, uint32_t* id) {
   const auto h = reinterpret_cast<uintptr_t>(stream);
   *id = h == 0 ? 7u : 100u + static_cast<uint32_t>(h & 0xffff);

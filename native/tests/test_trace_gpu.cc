@@ -109,8 +109,6 @@ TEST_F(TraceGpu, UnjoinedSideStreamOutlivesTheMarker) {
   CUstream side = nullptr;
   ASSERT_EQ(d.cuStreamCreate(&side, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   launch_spin(side, 2000000);
-  uint64_t done = 0;
-  ASSERT_EQ(kz_tr_caller_done(0, &done), KZ_RT_OK) << kz_tr_last_error();
   ASSERT_EQ(kz_tr_mark(0), KZ_RT_OK);
   auto rs = finish();
   const kz_tr_record* k = find(rs, KZ_TR_KERNEL);
@@ -118,7 +116,6 @@ TEST_F(TraceGpu, UnjoinedSideStreamOutlivesTheMarker) {
   ASSERT_TRUE(k && m);
   EXPECT_NE(k->stream_id, m->stream_id);
   EXPECT_GT(k->end_ns, m->start_ns);
-  EXPECT_GT(k->end_ns, done) << "the caller's stream was done before the side kernel";
   const kz_tr_record* copy = find(rs, KZ_TR_MEMCPY);  // the copy marker, before the memset
   ASSERT_TRUE(copy);
   EXPECT_EQ(copy->bytes, 4u);
@@ -136,8 +133,6 @@ TEST_F(TraceGpu, JoinedSideStreamEndsBeforeTheMarker) {
   launch_spin(side, 2000000);
   ASSERT_EQ(d.cuEventRecord(done, side), CUDA_SUCCESS);
   ASSERT_EQ(d.cuStreamWaitEvent(nullptr, done, 0), CUDA_SUCCESS);
-  uint64_t caller_done = 0;
-  ASSERT_EQ(kz_tr_caller_done(0, &caller_done), KZ_RT_OK) << kz_tr_last_error();
   ASSERT_EQ(kz_tr_mark(0), KZ_RT_OK);
   auto rs = finish();
   const kz_tr_record* k = find(rs, KZ_TR_KERNEL);
@@ -145,7 +140,6 @@ TEST_F(TraceGpu, JoinedSideStreamEndsBeforeTheMarker) {
   ASSERT_TRUE(k && m);
   EXPECT_NE(k->stream_id, m->stream_id);
   EXPECT_LE(k->end_ns, m->start_ns);
-  EXPECT_LE(k->end_ns, caller_done);
 }
 
 // What trace.side_stream decides joins from (docs/trace.md): the event record on the
