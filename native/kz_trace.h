@@ -137,7 +137,9 @@ int kz_tr_stop(int* count, uint64_t* dropped);
 /* Copies up to `capacity` kept records into out; *copied gets how many. */
 int kz_tr_read(kz_tr_record* out, int capacity, int* copied);
 
-/* CUPTI's id of `stream` (cuptiGetStreamIdEx, context NULL, not per-thread). */
+/* CUPTI's id of `stream` (cuptiGetStreamIdEx, context NULL, not per-thread). CUPTI refuses
+ * the NULL (legacy) stream here (KZ_TR_CUPTI_ERROR on the H200): name it by a marker's
+ * stream id instead. */
 int kz_tr_stream_id(uintptr_t stream, uint32_t* id);
 
 /* Disables the activity kinds after a flush; records are discarded. */

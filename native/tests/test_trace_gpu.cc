@@ -160,7 +160,6 @@ TEST_F(TraceGpu, JoinIsVisibleInTheDependencyRecords) {
   uint32_t side_id = 0, blocking_id = 0, legacy_id = 0;
   ASSERT_EQ(kz_tr_stream_id(reinterpret_cast<uintptr_t>(side), &side_id), KZ_RT_OK);
   ASSERT_EQ(kz_tr_stream_id(reinterpret_cast<uintptr_t>(blocking), &blocking_id), KZ_RT_OK);
-  ASSERT_EQ(kz_tr_stream_id(0, &legacy_id), KZ_RT_OK);
   const kz_tr_record* k = find(rs, KZ_TR_KERNEL, side_id);
   const kz_tr_record* rec = find(rs, KZ_TR_EVENT_RECORD, side_id);
   const kz_tr_record* wait = nullptr;
@@ -168,6 +167,9 @@ TEST_F(TraceGpu, JoinIsVisibleInTheDependencyRecords) {
     if (r.kind == KZ_TR_SYNC && r.detail == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT)
       wait = &r;
   const kz_tr_record* m = find(rs, KZ_TR_MARKER);
+  // CUPTI refuses the NULL stream in cuptiGetStreamIdEx (CUPTI_ERROR, seen on the H200
+  // 2026-11-29): the marker, issued on it, names the legacy stream (as trace.py falls back).
+  if (m) legacy_id = m->stream_id;
   ASSERT_TRUE(k && rec && wait && m) << rs.size() << " records; kernel " << !!k << " record "
                                      << !!rec << " wait " << !!wait << " marker " << !!m;
   std::printf("kernel s%u c%u; record s%u c%u event %u sync %llu; wait s%u c%u event %u sync "
@@ -179,7 +181,6 @@ TEST_F(TraceGpu, JoinIsVisibleInTheDependencyRecords) {
               m->correlation_id, legacy_id);
   EXPECT_EQ(wait->event_id, rec->event_id);
   EXPECT_EQ(wait->stream_id, legacy_id);  // the waiting stream, as the marker's id
-  EXPECT_EQ(m->stream_id, legacy_id);
   const uint64_t sync = wait->event_sync_id;
   if (sync != 0 && sync != KZ_TR_NO_ID) {
     EXPECT_EQ(sync, rec->event_sync_id);  // the rule prefers this link when it is set
