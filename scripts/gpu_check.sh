@@ -10,6 +10,8 @@
 #           host-time cross-check alone on the unjoined-stream cheat
 #   streams  only the corpus entries about streams and graphs
 #   integrity  wall time with and without the integrity checks (bench/integrity)
+#   serve   a mixed labelled batch through kz serve (bench/serve/gpu_batch.py): one run per
+#           GPU list in KZ_BATCH_GPUS (default "0,1 0": the first cold), KZ_BATCH_COUNT samples
 # Usage: scripts/gpu_check.sh [env] [native] [examples] [timing]   (default: all)
 # Expects build/bin/kz and build/lib/libkz_runtime.so built beforehand (carried).
 set -uo pipefail
@@ -73,6 +75,12 @@ PY
     integrity)
       $KZ_PYTHON bench/integrity/run.py --kz build/bin/kz --repeats "${KZ_INTEGRITY_REPEATS:-3}" --out "$OUT" > "$OUT/integrity.txt" 2>&1; rc=$?
       tail -5 "$OUT/integrity.txt" ;;
+    serve)
+      gl=(); for g in ${KZ_BATCH_GPUS:-0,1 0}; do gl+=(--gpus "$g"); done
+      $KZ_PYTHON bench/serve/gpu_batch.py --kz build/bin/kz --count "${KZ_BATCH_COUNT:-32}" "${gl[@]}" \
+        --timeout "${KZ_BATCH_TIMEOUT:-25}" --max-wait "${KZ_BATCH_MAX_WAIT:-400}" --out "$OUT/serve" \
+        > "$OUT/serve.txt" 2>&1; rc=$?
+      tail -16 "$OUT/serve.txt" ;;
     timing)
       $KZ_PYTHON bench/timing/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/timing.txt" 2>&1; rc=$?
       tail -6 "$OUT/timing.txt" ;;

@@ -6,6 +6,7 @@
 
 #include "cli/bench_command.h"
 #include "cli/exec_serve.h"
+#include "cli/exec_sibling.h"
 #include "cli/screen_command.h"
 #include "cli/verify_command.h"
 #include "util/log.h"
@@ -26,7 +27,11 @@ int main(int argc, char** argv) {
   app.add_subcommand("serve", "Serve the verifier over HTTP (docs/api.md); `kz serve --help`")
       ->allow_extras()
       ->prefix_command();
+  app.add_subcommand("worker", "Verify jobs from a Redis queue (docs/queue.md); `kz worker --help`")
+      ->allow_extras()
+      ->prefix_command();
   if (kz::cli::IsServeInvocation(argc, argv)) return kz::cli::ExecServe(argc, argv);
+  if (kz::cli::IsInvocationOf(argc, argv, "worker")) return kz::cli::ExecSibling(argc, argv, "kz-worker");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -43,7 +44,18 @@ class ServeCommandImpl : public ServeCommand {
     c->add_option("--max-batch-bytes", limits_.max_batch_bytes, "Largest /v1/batch body; larger get 413")
         ->capture_default_str()->check(CLI::PositiveNumber);
     c->add_option("--wait-timeout", wait_s_, "Seconds a ?wait=true request waits at most")->capture_default_str();
-    c->add_option("--device", device_, "GPU index of the slot (default: the first GPU)");
+    c->add_option("--device", device_, "Use only this GPU (one slot); default: every GPU, one slot each");
+    c->add_option("--gpus", gpu_list_, "Use only these GPU indexes, one slot each (e.g. 0,1,3)")->delimiter(',')
+        ->excludes("--device");
+    c->add_option("--cpu-slots", cpu_slots_, "CPU mode: samples run at once")->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    c->add_option("--build-threads", build_threads_,
+                  "Samples screened and compiled at once, ahead of the slots (default: max(2, cores / 4))")
+        ->check(CLI::Range(1, 256));
+    c->add_option("--queue", queue_url_,
+                  "Run jobs on `kz worker`s through Redis Streams at redis://HOST:PORT[/DB] (docs/queue.md); "
+                  "default: in this process");
+    c->add_option("--queue-prefix", queue_prefix_, "Key prefix in Redis")->capture_default_str();
     c->add_flag("--no-run", no_run_, "Accept and store jobs but run none (load tests; they stay queued)");
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
@@ -58,26 +70,42 @@ class ServeCommandImpl : public ServeCommand {
     if (!cmd_->parsed()) return verify::kExitUsage;
     FinishOptions();
     auto gpus = o_.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
-    if (device_) {
-      std::erase_if(gpus, [&](const verify::Gpu& g) { return g.index != *device_; });
-      if (gpus.empty()) return Usage("no GPU with index " + std::to_string(*device_));
+    if (device_) gpu_list_ = {*device_};
+    if (!gpu_list_.empty()) {
+      for (int want : gpu_list_)
+        if (std::none_of(gpus.begin(), gpus.end(), [&](const verify::Gpu& g) { return g.index == want; }))
+          return Usage("no GPU with index " + std::to_string(want) + " (" + std::to_string(gpus.size()) + " found)");
+      std::erase_if(gpus, [&](const verify::Gpu& g) {
+        return std::find(gpu_list_.begin(), gpu_list_.end(), g.index) == gpu_list_.end();
+      });
     }
-    if (gpus.size() > 1) gpus.resize(1);  // one slot
     std::string err;
     if (!util::MakeDirs(std::filesystem::path(db_).parent_path().string(), &err)) return Usage(err);
     auto store = store::JobStore::Open(db_, &err);
     if (!store) return Usage(err);
-    service::Scheduler scheduler(store.get(),
-                                 {worker::LocateWorker(argv0_), o_, gpus, db_ + ".work", max_queue_, !no_run_});
+    service::Scheduler::Config config;
+    config.worker = worker::LocateWorker(argv0_);
+    config.base = o_;
+    config.gpus = gpus;
+    config.cpu_slots = cpu_slots_;
+    config.build_threads = build_threads_;
+    config.work_dir = db_ + ".work";
+    config.max_queue = max_queue_;
+    config.run_jobs = !no_run_;
+    config.remote.url = queue_url_;
+    config.remote.prefix = queue_prefix_;
+    service::Scheduler scheduler(store.get(), std::move(config));
     service::ApiServer api(&scheduler, limits_);
     if (!api.Bind(host_, port_, &err)) return Usage(err);
     if (!scheduler.Start(&err)) return Usage(err);
     std::thread signals = WatchSignals(&api, &scheduler);
     util::LogInfo("serve: listening on http://" + host_ + ":" + std::to_string(port_) + " (" +
-                  (gpus.empty() ? std::string("CPU mode") : "GPU " + std::to_string(gpus[0].index)) +
+                  (queue_url_.empty() ? std::to_string(scheduler.Slots()) + (gpus.empty() ? " CPU" : " GPU") +
+                                            " slot(s), " + std::to_string(build_threads_) + " build thread(s)"
+                                      : "jobs to kz workers via " + queue_url_) +
                   ", store " + db_ + ")");
     api.Serve();
-    util::LogInfo("serve: stopped accepting; finishing the running job");
+    util::LogInfo("serve: stopped accepting; finishing the running jobs");
     scheduler.Stop();
     OnSignal(0);  // wake the signal thread if the listener stopped on its own
     signals.join();
@@ -108,6 +136,7 @@ class ServeCommandImpl : public ServeCommand {
     o_.device = device_;
     if (o_.cache_dir.empty()) o_.cache_dir = verify::DefaultCacheDir();
     if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
+    if (build_threads_ == 0) build_threads_ = std::max(2u, std::thread::hardware_concurrency() / 4);
     if (db_.empty()) db_ = o_.cache_dir + "/serve/jobs.db";
     db_ = util::AbsolutePath(db_);
     limits_.wait_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_s_ * 1000));
@@ -126,6 +155,9 @@ class ServeCommandImpl : public ServeCommand {
   bool no_run_ = false;
   double wait_s_ = 600;
   std::optional<int> device_;
+  std::vector<int> gpu_list_;
+  std::string queue_url_, queue_prefix_ = "kz";
+  size_t cpu_slots_ = 1, build_threads_ = 0;
   service::ApiLimits limits_;
   verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
 };

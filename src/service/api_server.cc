@@ -65,7 +65,7 @@ void ApiServer::Routes() {
   http_->Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) { GetJob(req, res); });
   http_->Delete(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) { DeleteJob(req, res); });
   http_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, {{"ok", true}, {"queue_depth", scheduler_->QueueDepth()}, {"running", scheduler_->Busy() ? 1 : 0},
+    Reply(res, 200, {{"ok", true}, {"queue_depth", scheduler_->QueueDepth()}, {"running", scheduler_->Running()}, {"slots", scheduler_->Slots()},
                      {"device", scheduler_->on_gpu() ? "gpu" : "cpu"}});
   });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {

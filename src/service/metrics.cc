@@ -7,7 +7,7 @@ namespace {
 constexpr const char* kCounterNames[] = {"accepted", "deduplicated", "rejected_queue_full",
                                          "bad_request", "failed", "batch_too_large"};
 static_assert(std::size(kCounterNames) == static_cast<size_t>(Counter::kCount));
-constexpr const char* kStageNames[] = {"queue_wait", "screen", "extract", "compile", "run", "total"};
+constexpr const char* kStageNames[] = {"queue_wait", "screen", "extract", "compile", "run", "total", "slot_wait"};
 static_assert(std::size(kStageNames) == static_cast<size_t>(Stage::kCount));
 
 std::optional<double> Seconds(const json& obj, const char* key) {
@@ -64,10 +64,14 @@ std::string Metrics::RenderHistograms() const {
 
 std::string Metrics::Render(const MetricsSnapshot& snap) const {
   auto load = [](const std::atomic<uint64_t>& a) { return std::to_string(a.load(std::memory_order_relaxed)); };
-  std::string out = Header("kz_queue_depth", "gauge", "Jobs accepted and waiting for the GPU slot.");
+  std::string out = Header("kz_queue_depth", "gauge", "Jobs accepted and waiting for a slot (queued, being staged, or staged).");
   out += "kz_queue_depth " + std::to_string(snap.queue_depth) + "\n";
-  out += Header("kz_jobs_running", "gauge", "Jobs running now (0 or 1: one slot).");
-  out += "kz_jobs_running " + std::string(snap.running ? "1" : "0") + "\n";
+  out += Header("kz_jobs_staging", "gauge", "Jobs being screened, extracted and compiled now.");
+  out += "kz_jobs_staging " + std::to_string(snap.building) + "\n";
+  out += Header("kz_jobs_staged", "gauge", "Staged jobs waiting for a free slot.");
+  out += "kz_jobs_staged " + std::to_string(snap.staged) + "\n";
+  out += Header("kz_jobs_running", "gauge", "Jobs running in slots now.");
+  out += "kz_jobs_running " + std::to_string(snap.running) + "\n";
   out += Header("kz_requests_total", "counter", "Submitted samples (verify and batch) by outcome.");
   for (size_t i = 0; i < counters_.size(); ++i)
     out += "kz_requests_total{outcome=\"" + std::string(kCounterNames[i]) + "\"} " + load(counters_[i]) + "\n";
@@ -83,10 +87,17 @@ std::string Metrics::Render(const MetricsSnapshot& snap) const {
   out += Header("kz_compile_cache_total", "counter", "CUDA extension builds of finished jobs by cache result.");
   out += "kz_compile_cache_total{result=\"hit\"} " + load(cache_hits_) + "\n";
   out += "kz_compile_cache_total{result=\"miss\"} " + load(cache_misses_) + "\n";
-  double busy = busy_us_.load(std::memory_order_relaxed) / 1e6 + (snap.running ? snap.running_for_s : 0);
+  double busy = busy_us_.load(std::memory_order_relaxed) / 1e6 + snap.running_for_s;
   out += Header("kz_gpu_slot_busy_seconds_total", "counter",
-                "Seconds the slot (the GPU, or the CPU with --cpu) spent running jobs; / uptime = utilisation.");
+                "Seconds the slots (GPUs, or CPU slots with --cpu) spent running jobs, summed; / (uptime x slots) = utilisation.");
   out += "kz_gpu_slot_busy_seconds_total " + PromNumber(busy) + "\n";
+  if (!snap.slots.empty()) {
+    out += Header("kz_slots", "gauge", "Slots: one per GPU (or --cpu-slots).");
+    out += "kz_slots " + std::to_string(snap.slots.size()) + "\n";
+    out += Header("kz_slot_busy_seconds_total", "counter", "Seconds each slot spent running jobs.");
+    for (const auto& [label, s] : snap.slots)
+      out += "kz_slot_busy_seconds_total{slot=\"" + label + "\"} " + PromNumber(s) + "\n";
+  }
   double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   out += Header("kz_uptime_seconds", "gauge", "Seconds since the server started.");
   out += "kz_uptime_seconds " + PromNumber(up) + "\n";

@@ -22,13 +22,16 @@ enum class Counter { kAccepted, kDeduplicated, kRejectedFull, kBadRequest, kFail
 
 // The stages of kz_stage_seconds: the job's wait in the queue, the verdict's stages and
 // its total.
-enum class Stage { kQueueWait, kScreen, kExtract, kCompile, kRun, kTotal, kCount };
+// kSlotWait: a staged job's wait for a free slot (near zero: the slots are the bottleneck).
+enum class Stage { kQueueWait, kScreen, kExtract, kCompile, kRun, kTotal, kSlotWait, kCount };
 
 // What Render needs from the scheduler and the store at the time of the scrape.
 struct MetricsSnapshot {
   size_t queue_depth = 0;
-  bool running = false;
-  double running_for_s = 0;  // the running job's time so far (counted as busy)
+  size_t staged = 0, building = 0;  // staged jobs waiting for a slot; jobs being staged
+  size_t running = 0;               // slots running a job
+  double running_for_s = 0;         // the running jobs' time so far, summed (counted as busy)
+  std::vector<std::pair<std::string, double>> slots;  // label -> busy seconds, running included
   std::vector<std::pair<std::string, int64_t>> jobs_by_state;  // from the store; may be empty
 };
 
@@ -42,7 +45,7 @@ class Metrics {
   // queue wait, and counts its compile-cache hits and misses.
   void ObserveVerdict(const nlohmann::json& verdict, std::optional<double> queue_wait_s);
   void Observe(Stage s, double seconds) { stages_[static_cast<size_t>(s)].Observe(seconds); }
-  // Seconds the slot spent on a job (finished, failed or cancelled).
+  // Seconds a slot spent on a job (finished, failed or cancelled), summed over slots.
   void AddBusy(double seconds);
   std::string Render(const MetricsSnapshot& snap) const;
 

@@ -1,19 +1,34 @@
+// Scheduler: construction, start/stop, metrics, and the two kinds of thread (build, slot).
 #include "service/scheduler.h"
 
 #include <algorithm>
 
 #include "util/fs.h"
-#include "util/clock.h"
 #include "util/log.h"
-#include "verify/verifier.h"
 
 namespace kz::service {
 using nlohmann::json;
 
-using util::UnixMs;
+namespace {
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
 
 Scheduler::Scheduler(store::JobStore* store, Config config)
-    : store_(store), config_(std::move(config)), fingerprint_(Fingerprint()), rng_(std::random_device{}()) {}
+    : store_(store), config_(std::move(config)), fingerprint_(Fingerprint()), rng_(std::random_device{}()) {
+  if (remote()) return;  // no local slots: kz workers run the jobs
+  if (config_.gpus.empty() || config_.base.cpu_only) {
+    slots_.resize(std::max<size_t>(1, config_.cpu_slots));
+    for (size_t i = 0; i < slots_.size(); ++i) slots_[i].label = "cpu:" + std::to_string(i);
+  } else {
+    slots_.resize(config_.gpus.size());
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      slots_[i].gpu = config_.gpus[i];
+      slots_[i].label = "cuda:" + std::to_string(config_.gpus[i].index);
+    }
+  }
+}
 
 std::string Scheduler::Fingerprint() const {
   const auto& o = config_.base;
@@ -21,6 +36,10 @@ std::string Scheduler::Fingerprint() const {
   return "device=" + device + ";policy=" + o.policy + ";trials=" + std::to_string(o.trials) +
          ";timing=" + (o.timing ? "1" : "0") + ";timeout=" + std::to_string(o.timeout_s) +
          ";screen=" + (o.screen ? "1" : "0");
+}
+
+size_t Scheduler::MaxReady() const {
+  return config_.max_ready > 0 ? config_.max_ready : 2 * slots_.size() + config_.build_threads;
 }
 
 bool Scheduler::Start(std::string* err) {
@@ -32,8 +51,14 @@ bool Scheduler::Start(std::string* err) {
     for (auto& j : pending) queue_.push_back({j.id, j.priority, j.client, seq_++});
   }
   if (!pending.empty()) util::LogInfo("serve: resuming " + std::to_string(pending.size()) + " queued job(s)");
-  if (config_.run_jobs) worker_ = std::thread([this] { WorkerLoop(); });
-  else util::LogWarn("serve: --no-run: jobs are accepted and stored but not run");
+  if (!config_.run_jobs) {
+    util::LogWarn("serve: --no-run: jobs are accepted and stored but not run");
+    return true;
+  }
+  if (remote()) return StartRemote(err);
+  for (size_t i = 0; i < std::max<size_t>(1, config_.build_threads); ++i)
+    threads_.emplace_back([this] { BuildLoop(); });
+  for (size_t i = 0; i < slots_.size(); ++i) threads_.emplace_back([this, i] { SlotLoop(i); });
   return true;
 }
 
@@ -41,105 +66,163 @@ void Scheduler::Drain() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    abandon_builds_ = true;
   }
   work_cv_.notify_all();
+  ready_cv_.notify_all();
   done_cv_.notify_all();
 }
 
 void Scheduler::Stop() {
   Drain();
-  if (worker_.joinable()) worker_.join();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+  if (verdicts_) verdicts_->Stop();  // verdicts not read yet stay pending in Redis
 }
 
 size_t Scheduler::QueueDepth() const {
   std::lock_guard lock(mu_);
-  return queue_.size();
+  return queue_.size() + building_ + ready_.size() + dispatched_.size();
 }
 
-bool Scheduler::Busy() const {
+size_t Scheduler::Running() const {
   std::lock_guard lock(mu_);
-  return !running_.empty();
+  return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.running.empty(); }));
 }
 
 std::string Scheduler::RenderMetrics() const {
   MetricsSnapshot snap;
   {
     std::lock_guard lock(mu_);
-    snap.queue_depth = queue_.size();
-    snap.running = !running_.empty();
-    if (snap.running)
-      snap.running_for_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - running_since_).count();
+    snap.queue_depth = queue_.size() + building_ + ready_.size() + dispatched_.size();
+    snap.staged = ready_.size();
+    snap.building = building_;
+    for (const auto& s : slots_) {
+      double running_for = s.running.empty() ? 0 : Since(s.since);
+      snap.running += s.running.empty() ? 0 : 1;
+      snap.running_for_s += running_for;
+      snap.slots.push_back({s.label, s.busy_s + running_for});
+    }
   }
   std::string err;
   if (!store_->CountByState(&snap.jobs_by_state, &err)) util::LogWarn("serve: metrics: " + err);
   return metrics_.Render(snap);
 }
 
-void Scheduler::WorkerLoop() {
+std::optional<size_t> Scheduler::UrgentIndex() const {
+  if (queue_.empty()) return std::nullopt;
+  std::vector<QueuedJob> view = queue_;  // what a free slot would pick if all were staged
+  for (const auto& r : ready_) view.push_back({r->id, r->priority, r->client, r->seq});
+  size_t i = *PickNext(view, slot_served_);
+  return i < queue_.size() ? std::optional(i) : std::nullopt;
+}
+
+Scheduler::ActivePtr Scheduler::Take() {
+  std::optional<size_t> urgent = ready_.size() + building_ < MaxReady() ? std::nullopt : UrgentIndex();
+  size_t i = urgent ? *urgent : *PickNext(queue_, served_);
+  auto a = std::make_shared<ActiveJob>();
+  a->id = queue_[i].id;
+  a->client = queue_[i].client;
+  a->priority = queue_[i].priority;
+  a->seq = queue_[i].seq;
+  served_[a->client] = ++tick_;
+  queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
+  active_[a->id] = a;
+  return a;
+}
+
+Scheduler::ActivePtr Scheduler::TakeReady() {
+  std::vector<QueuedJob> view;  // fairness again: the build threads' lookahead must not undo it
+  for (const auto& r : ready_) view.push_back({r->id, r->priority, r->client, r->seq});
+  size_t i = *PickNext(view, slot_served_);
+  ActivePtr a = ready_[i];
+  slot_served_[a->client] = ++tick_;
+  ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(i));
+  return a;
+}
+
+void Scheduler::BuildLoop() {
   for (;;) {
-    std::string id;
+    ActivePtr a;
     {
       std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      work_cv_.wait(lock, [&] {
+        return stopping_ || (!queue_.empty() && (ready_.size() + building_ < MaxReady() || UrgentIndex()));
+      });
       if (stopping_) return;  // queued jobs stay queued in the store
-      size_t i = *PickNext(queue_, served_);
-      id = queue_[i].id;
-      served_[queue_[i].client] = ++tick_;
-      queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
-      running_ = id;
-      running_since_ = std::chrono::steady_clock::now();
-      cancel_running_ = false;
+      a = Take();
+      ++building_;
     }
-    RunJob(id);
-    {
+    bool go_on = false;
+    try {
+      go_on = StageJob(*a);
+    } catch (const std::exception& e) {
       std::lock_guard lock(mu_);
-      metrics_.AddBusy(std::chrono::duration<double>(std::chrono::steady_clock::now() - running_since_).count());
-      running_.clear();
+      --building_;
+      Complete(a, std::string(store::kFailed), {{"error", std::string("internal error: ") + e.what()}});
+      continue;
     }
-    done_cv_.notify_all();
+    std::unique_lock lock(mu_);
+    --building_;
+    if (!go_on || a->cancel || stopping_) {  // stopping: left "running", requeued at next start
+      lock.unlock();
+      Forget(a);
+      continue;
+    }
+    if (verify::Verifier::Final(a->work.front())) {  // no run needed: no slot either
+      lock.unlock();
+      if (!MarkRunning(*a)) {
+        Forget(a);
+        continue;
+      }
+      json verdict = a->verifier->Finish(a->work.front(), std::nullopt);
+      lock.lock();
+      Complete(a, std::string(store::kDone), verdict);
+      continue;
+    }
+    a->staged_at = std::chrono::steady_clock::now();
+    ready_.push_back(a);
+    ready_cv_.notify_one();
   }
 }
 
-void Scheduler::RunJob(const std::string& id) {
-  std::string err;
-  bool started = false;
-  auto job = store_->Get(id, &err);
-  if (!job || !store_->MarkRunning(id, &started, &err) || !started) {
-    if (!started && err.empty()) return util::LogInfo("serve: job " + id + " cancelled before it started");
-    return util::LogWarn("serve: job " + id + ": " + (err.empty() ? "not in the store" : err));
+void Scheduler::SlotLoop(size_t k) {
+  Slot& slot = slots_[k];
+  for (;;) {
+    ActivePtr a;
+    {
+      std::unique_lock lock(mu_);
+      ready_cv_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
+      if (stopping_) return;  // staged jobs stay "running" in the store: requeued at next start
+      a = TakeReady();
+      slot.running = a->id;
+      slot.since = std::chrono::steady_clock::now();
+      metrics_.Observe(Stage::kSlotWait, Since(a->staged_at));
+    }
+    work_cv_.notify_one();  // room in ready_: a build thread may stage the next job
+    if (!MarkRunning(*a)) {  // cancelled between the pick and now
+      {
+        std::lock_guard lock(mu_);
+        slot.running.clear();
+      }
+      Forget(a);
+      continue;
+    }
+    std::string state(store::kDone);
+    json verdict;
+    try {
+      verdict = a->verifier->Finish(a->work.front(), slot.gpu);
+    } catch (const std::exception& e) {
+      state = store::kFailed;
+      verdict = {{"error", std::string("internal error: ") + e.what()}};
+    }
+    std::lock_guard lock(mu_);
+    slot.busy_s += Since(slot.since);
+    metrics_.AddBusy(Since(slot.since));
+    slot.running.clear();
+    Complete(a, state, verdict);
   }
-  double queue_wait_s = static_cast<double>(UnixMs() - job->submitted_at_ms) / 1000.0;
-  util::LogInfo("serve: job " + id + " running (client " + job->client + ", priority " +
-                std::to_string(job->priority) + ")");
-  std::string state(store::kDone);
-  json verdict;
-  try {
-    verdict = Verify(*job);
-  } catch (const std::exception& e) {
-    state = store::kFailed;
-    verdict = {{"error", std::string("internal error: ") + e.what()}};
-  }
-  std::lock_guard lock(mu_);  // Cancel() writes the store and the flag under mu_ too
-  if (cancel_running_) return util::LogInfo("serve: job " + id + " cancelled while running");
-  if (!store_->Finish(id, state, verdict.dump(), &err)) return util::LogWarn("serve: job " + id + ": " + err);
-  if (state == store::kDone) metrics_.ObserveVerdict(verdict, queue_wait_s);
-  else metrics_.Count(Counter::kFailed);
-  util::LogInfo("serve: job " + id + " " + state + ": " + verdict.value("status", "-"));
-}
-
-json Scheduler::Verify(const store::Job& job) {
-  std::string err, dir = config_.work_dir + "/" + job.id;
-  if (!util::MakeDirs(dir, &err) || !util::WriteFileAtomic(dir + "/task.py", job.task_source, &err) ||
-      !util::WriteFileAtomic(dir + "/candidate.py", job.candidate_source, &err))
-    throw std::runtime_error(err);
-  verify::VerifyOptions o = config_.base;
-  if (!ApplyOptions(json::parse(job.options_json), &o, &err)) throw std::runtime_error(err);
-  verify::Sample s{dir + "/task.py", dir + "/candidate.py", job.backend, std::nullopt, job.id};
-  verify::Verifier verifier(config_.worker, o, config_.gpus);
-  verifier.SetCancel([this] { return cancel_running_.load(); });
-  json verdict = verifier.VerifyAll({s}).front();
-  util::RemoveAll(dir);
-  return verdict;
 }
 
 }  // namespace kz::service

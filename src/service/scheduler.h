@@ -1,24 +1,39 @@
-// The in-process scheduler of `kz serve`: the queued jobs and one worker thread that runs
-// them one at a time (one GPU slot, or CPU mode) through verify::Verifier, picking the
-// next by priority and per-client round-robin (picker.h). Every accepted job is in the
-// store before Submit returns; on Start, jobs a previous process left queued or running
-// are queued again (cancelled ones are final and stay so).
+// The in-process scheduler of `kz serve`: a pipeline from the queue to the GPUs.
+//   queue --(picker: priority, per-client round-robin)--> build threads: screen, extract,
+//   compile on CPU workers (verify::Verifier::Stage) --> ready list --(the same picker)-->
+//   slots: one per GPU (or N CPU slots), each running one staged sample at a time in a
+//   fresh child pinned to its GPU (Verifier::Finish).
+// The build threads work ahead of the slots (at most max_ready staged jobs wait), so a GPU
+// never waits for nvcc while queued work exists; a sample whose verdict is known before the
+// run (bad input, screen rejection, compile error) never takes a slot. Every accepted job
+// is in the store before Submit returns; it stays "queued" there while it is staged, and is
+// "running" from the moment a slot takes it (or its verdict is known); on Start, jobs a previous process left queued or running are
+// queued again (cancelled ones are final and stay so).
+// With Config::remote set (kz serve --queue), a dispatcher thread hands jobs to Redis
+// instead (they are "running" once enqueued) and a verdict reader stores what workers send
+// back; the queue, store, dedup, fairness and backpressure are the same.
 #pragma once
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "queue/job_queue.h"
+#include "queue/verdict_reader.h"
 #include "service/metrics.h"
 #include "service/picker.h"
 #include "service/request.h"
 #include "store/job_store.h"
 #include "verify/device.h"
+#include "verify/verifier.h"
 #include "worker/worker_client.h"
 
 namespace kz::service {
@@ -28,10 +43,16 @@ class Scheduler {
   struct Config {
     worker::WorkerConfig worker;
     verify::VerifyOptions base;      // the server's options; requests may override some
-    std::vector<verify::Gpu> gpus;   // empty: CPU mode
+    std::vector<verify::Gpu> gpus;   // one slot each; empty: CPU mode
+    size_t cpu_slots = 1;            // CPU mode: slots (children at once)
+    size_t build_threads = 1;        // samples staged (screened, compiled) at once
+    size_t max_ready = 0;            // staged jobs waiting for a slot at most; 0: 2 x slots + builds
     std::string work_dir;            // per-job directories for the sources
-    size_t max_queue = 4096;         // queued jobs at most; more is kFull (HTTP 429)
+    size_t max_queue = 4096;         // jobs waiting for a slot (remote: for a verdict) at most; more is kFull (429)
     bool run_jobs = true;            // false (--no-run): accept and store, never run (load tests)
+    // Non-empty (--queue redis://…): no local slots; jobs go to `kz worker`s through Redis
+    // Streams (docs/queue.md) and their verdicts come back to the store.
+    queue::QueueConfig remote;
   };
   enum class SubmitKind { kQueued, kExisting, kFull, kClosed, kError };
   struct SubmitResult {
@@ -70,35 +91,78 @@ class Scheduler {
   // fit). Samples deduplicated to stored jobs, or to an earlier sample of the batch, take
   // no room.
   BatchResult SubmitBatch(const std::vector<Submission>& batch);
-  // Any thread: cancels a queued job (it never runs) or the running one (its process
-  // groups are killed within Verifier::kCancelPollMs; the slot then takes the next job).
+  // Any thread: cancels a queued job (it never runs), a staged one, or a running one (its
+  // process groups are killed within Verifier::kCancelPollMs; the slot takes the next job).
   // A final job is kConflict.
   CancelResult Cancel(const std::string& id);
   // Any thread: waits up to `timeout` for job `id` to leave queued/running, then returns
   // it as stored. nullopt: unknown id (err empty) or a store error.
   std::optional<store::Job> Wait(const std::string& id, std::chrono::milliseconds timeout, std::string* err);
   // Any thread (the signal thread): stop taking jobs; Wait() callers return at once
-  // unless theirs is the running job. Idempotent; does not block.
+  // unless theirs is running in a slot. Idempotent; does not block.
   void Drain();
-  // Main thread: Drain(), then wait for the running job to finish; queued jobs stay
-  // queued in the store for the next start. Idempotent.
+  // Main thread: Drain(), then wait for the jobs running in slots to finish; builds in
+  // flight are abandoned (their screen/extract children killed); queued and staged jobs
+  // stay queued/running in the store and are queued again by the next start. Idempotent.
   void Stop();
 
-  size_t QueueDepth() const;
+  size_t QueueDepth() const;   // waiting for a slot: queued, being staged, staged (remote: no verdict yet)
   size_t max_queue() const { return config_.max_queue; }
-  bool Busy() const;
+  size_t Running() const;      // slots running a job now
+  size_t Slots() const { return slots_.size(); }
+  bool Busy() const { return Running() > 0; }
   bool on_gpu() const { return !config_.gpus.empty(); }
   Metrics& metrics() { return metrics_; }
   std::string RenderMetrics() const;  // any thread: /metrics
 
  private:
-  void WorkerLoop();                          // the worker thread
-  void RunJob(const std::string& id);         // worker thread
-  nlohmann::json Verify(const store::Job& job);  // worker thread; throws on kz errors
-  store::Job NewJob(const Submission& s, const std::string& key);  // REQUIRES mu_
+  // A job taken from the queue: being staged, staged and waiting for a slot, or running.
+  struct ActiveJob {
+    std::string id, client, dir;
+    int64_t priority = 0;
+    uint64_t seq = 0;     // arrival order
+    double queue_wait_s = 0;
+    std::vector<verify::Sample> samples;       // one; Work points into it
+    std::unique_ptr<verify::Verifier> verifier;
+    std::vector<verify::Verifier::Work> work;  // one: this job's sample
+    std::chrono::steady_clock::time_point staged_at;
+    std::atomic<bool> cancel{false};  // DELETE: the verifier's children are killed
+  };
+  using ActivePtr = std::shared_ptr<ActiveJob>;
+  struct Slot {
+    std::optional<verify::Gpu> gpu;  // nullopt: a CPU slot
+    std::string label;               // "cuda:0", "cpu:1"
+    std::string running;             // GUARDED_BY(mu_): the job id, or ""
+    std::chrono::steady_clock::time_point since;  // GUARDED_BY(mu_)
+    double busy_s = 0;               // GUARDED_BY(mu_): finished jobs' seconds
+  };
+
+  void BuildLoop();                    // a build thread
+  void DispatchLoop();                 // remote mode: queue -> Redis
+  bool OnRemoteVerdict(const queue::Verdict& v);  // remote mode: the verdict reader's thread
+  bool StartRemote(std::string* err);
+  bool remote() const { return !config_.remote.url.empty(); }
+  void SlotLoop(size_t slot);          // a slot's thread
+  // Build thread: files + Verifier::Stage; false when the job is not to go on (cancelled).
+  bool StageJob(ActiveJob& a);
+  // REQUIRES mu_: records the verdict (state done, or failed with `verdict` = {"error"})
+  // unless the job was cancelled, and forgets the job.
+  void Complete(const ActivePtr& a, const std::string& state, const nlohmann::json& verdict);
+  void Forget(const ActivePtr& a);     // REQUIRES mu_ not held
+  // REQUIRES mu_: the next queued job to stage, as active: the picker's choice, or, when
+  // the staged list is full, the queued job a slot would run before every staged one
+  // (UrgentIndex), so the lookahead never holds back a job of higher priority or a
+  // client's turn by more than the staging of that job.
+  ActivePtr Take();
+  std::optional<size_t> UrgentIndex() const;  // REQUIRES mu_
+  ActivePtr TakeReady();               // REQUIRES mu_: the staged job a free slot runs next
+  bool MarkRunning(const ActiveJob& a);  // the store's queued -> running; false if cancelled
   bool Queued(const std::string& id) const;   // REQUIRES mu_
+  bool InSlot(const std::string& id) const;   // REQUIRES mu_
+  store::Job NewJob(const Submission& s, const std::string& key);  // REQUIRES mu_
   std::string NewId();                        // REQUIRES mu_
   std::string Fingerprint() const;
+  size_t MaxReady() const;
 
   store::JobStore* store_;
   const Config config_;
@@ -106,17 +170,24 @@ class Scheduler {
   Metrics metrics_;
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // the worker waits for queue_ or stopping_
-  std::condition_variable done_cv_;  // Wait() callers wait for a job to finish
-  std::vector<QueuedJob> queue_;     // GUARDED_BY(mu_): queued jobs, in arrival order
-  ServiceRecord served_;             // GUARDED_BY(mu_): client -> tick last picked
-  uint64_t tick_ = 0, seq_ = 0;      // GUARDED_BY(mu_)
-  std::string running_;              // GUARDED_BY(mu_): the running job id, or ""
-  std::chrono::steady_clock::time_point running_since_;  // GUARDED_BY(mu_)
-  std::atomic<bool> cancel_running_{false};  // written under mu_; read by the verifier
-  bool stopping_ = false;            // GUARDED_BY(mu_)
-  std::mt19937_64 rng_;              // GUARDED_BY(mu_)
-  std::thread worker_;
+  std::condition_variable work_cv_;   // build threads: queue_ and room in ready_, or stopping_
+  std::condition_variable ready_cv_;  // slots: ready_, or stopping_
+  std::condition_variable done_cv_;   // Wait() callers: a job left the pipeline
+  std::vector<QueuedJob> queue_;      // GUARDED_BY(mu_): queued jobs, in arrival order
+  std::vector<ActivePtr> ready_;      // GUARDED_BY(mu_): staged, waiting for a slot
+  std::map<std::string, ActivePtr> active_;  // GUARDED_BY(mu_): taken and not yet final
+  std::vector<Slot> slots_;           // fixed at construction; fields GUARDED_BY(mu_)
+  std::set<std::string> dispatched_;  // GUARDED_BY(mu_): remote mode, enqueued in Redis, no verdict yet
+  std::unique_ptr<queue::RedisJobQueue> redis_;     // remote mode: the dispatcher's connection
+  std::unique_ptr<queue::VerdictReader> verdicts_;  // remote mode
+  size_t building_ = 0;               // GUARDED_BY(mu_)
+  ServiceRecord served_;              // GUARDED_BY(mu_): client -> tick last staged
+  ServiceRecord slot_served_;         // GUARDED_BY(mu_): client -> tick last given a slot
+  uint64_t tick_ = 0, seq_ = 0;       // GUARDED_BY(mu_)
+  bool stopping_ = false;             // GUARDED_BY(mu_)
+  std::atomic<bool> abandon_builds_{false};  // set with stopping_: builds' children are killed
+  std::mt19937_64 rng_;               // GUARDED_BY(mu_)
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace kz::service

@@ -6,6 +6,7 @@
 #include "service/scheduler.h"
 #include "util/hash.h"
 #include "util/clock.h"
+#include "util/fs.h"
 #include "util/log.h"
 
 namespace kz::service {
@@ -71,11 +72,12 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
     }
   }
   if (!fresh.empty() && stopping_) return {SubmitKind::kClosed, "the server is shutting down", {}};
-  if (queue_.size() + fresh.size() > config_.max_queue) {
+  size_t waiting = queue_.size() + building_ + ready_.size() + dispatched_.size();
+  if (waiting + fresh.size() > config_.max_queue) {
     for (size_t i = 0; i < fresh.size(); ++i) metrics_.Count(Counter::kRejectedFull);
     std::string need = batch.size() > 1 ? ", the batch needs " + std::to_string(fresh.size()) : "";
     return {SubmitKind::kFull,
-            "the queue is full (" + std::to_string(queue_.size()) + " of " + std::to_string(config_.max_queue) +
+            "the queue is full (" + std::to_string(waiting) + " of " + std::to_string(config_.max_queue) +
                 " jobs queued" + need + ")",
             {}};
   }
@@ -97,20 +99,34 @@ Scheduler::CancelResult Scheduler::Cancel(const std::string& id) {
     if (res.error.empty()) res.error = "no job " + id;
     return res;
   }
-  bool is_running = running_ == id;  // running, or picked and about to start
-  if (job->state != store::kQueued && !(job->state == store::kRunning && is_running)) {
+  auto active = active_.find(id);  // being staged, staged, or running in a slot
+  bool is_dispatched = dispatched_.count(id) > 0;  // remote mode: its verdict will be dropped
+  bool is_active = active != active_.end() || is_dispatched;
+  if (job->state != store::kQueued && !(job->state == store::kRunning && is_active)) {
     res.kind = CancelKind::kConflict;
     res.error = "job " + id + " is " + job->state + ": only queued or running jobs can be cancelled";
     res.job = std::move(job);
     return res;
   }
   bool changed = false;
-  json note = {{"cancelled_while", is_running ? "running" : "queued"}};
+  std::string where = InSlot(id) || (is_dispatched && job->state == store::kRunning) ? "running" : "queued";
+  json note = {{"cancelled_while", where}};
   if (!store_->Cancel(id, note.dump(), &changed, &res.error)) return res;
-  if (is_running) cancel_running_ = true;
   std::erase_if(queue_, [&](const QueuedJob& q) { return q.id == id; });
+  std::string staged_dir;
+  dispatched_.erase(id);
+  if (active != active_.end()) {
+    ActivePtr a = active->second;
+    a->cancel = true;  // a build or slot thread drops it; its children are killed
+    if (std::erase(ready_, a) > 0) {  // staged: nobody else holds it
+      active_.erase(id);
+      staged_dir = a->dir;
+    }
+  }
   lock.unlock();
+  if (!staged_dir.empty()) util::RemoveAll(staged_dir);
   done_cv_.notify_all();
+  work_cv_.notify_all();
   util::LogInfo("serve: job " + id + " cancelled (" + note["cancelled_while"].get<std::string>() + ")");
   res.job = store_->Get(id, &res.error);
   res.kind = changed && res.job ? CancelKind::kCancelled : CancelKind::kError;
@@ -122,7 +138,9 @@ std::optional<store::Job> Scheduler::Wait(const std::string& id, std::chrono::mi
                                           std::string* err) {
   {
     std::unique_lock lock(mu_);
-    done_cv_.wait_for(lock, timeout, [&] { return running_ != id && (stopping_ || !Queued(id)); });
+    done_cv_.wait_for(lock, timeout, [&] {
+      return stopping_ ? !InSlot(id) : !Queued(id) && !active_.count(id) && !dispatched_.count(id);
+    });
   }
   return store_->Get(id, err);
 }

@@ -19,17 +19,6 @@ double Since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-struct Verifier::Work {
-  const Sample* sample = nullptr;
-  std::string backend;
-  json verdict;
-  bool done = false;            // final before running (bad input, compile error)
-  json calls = json::array();   // extracted load_inline calls
-  json build_env;               // torch/cuda/python versions reported by extraction
-  json prebuilt = json::array();
-  std::string candidate_text;
-  std::chrono::steady_clock::time_point start;
-};
 
 Verifier::Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus)
     : worker_(std::move(worker)), options_(std::move(options)), cache_(options_.cache_dir) {
@@ -246,11 +235,11 @@ void Verifier::ApplyBuild(Work& w, const compile::BuildResult& r) const {
   w.done = true;
 }
 
-json Verifier::RunOptions() const {
+json Verifier::RunOptions(bool on_gpu) const {
   auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   return {{"trials", options_.trials},     {"seed", options_.seed},
           {"atol", opt(options_.atol)},    {"rtol", opt(options_.rtol)},
-          {"rel_l2", opt(options_.rel_l2)}, {"timing", options_.timing && gpu_.has_value()},
+          {"rel_l2", opt(options_.rel_l2)}, {"timing", options_.timing && on_gpu},
           {"warmup", 3},                   {"min_calls", 30},
           {"max_calls", 2000},             {"timing_budget_s", options_.timing_budget_s},
           {"stable_rel", 0.01},            {"gpu_mem_fraction", nullptr},
@@ -258,9 +247,9 @@ json Verifier::RunOptions() const {
           {"integrity", options_.integrity}};
 }
 
-void Verifier::Run(Work& w) const {
+void Verifier::Run(Work& w, const std::optional<Gpu>& gpu) const {
   bool cuda = w.backend == "cuda";
-  if (cuda && !gpu_) {
+  if (cuda && !gpu) {
     SetOutcome(w.verdict, Status::kNotRun,
                "CUDA candidate compiled; it cannot run here: no GPU on this host");
     return;
@@ -272,12 +261,12 @@ void Verifier::Run(Work& w) const {
                   {"task_path", util::AbsolutePath(w.sample->task_path)},
                   {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
                   {"backend", w.backend},
-                  {"device", gpu_ ? "cuda" : "cpu"},
+                  {"device", gpu ? "cuda" : "cpu"},
                   {"prebuilt", w.prebuilt},
-                  {"options", RunOptions()}};
-  call.env = {{"CUDA_VISIBLE_DEVICES", gpu_ ? std::to_string(gpu_->index) : ""},
+                  {"options", RunOptions(gpu.has_value())}};
+  call.env = {{"CUDA_VISIBLE_DEVICES", gpu ? std::to_string(gpu->index) : ""},
               {"TORCH_EXTENSIONS_DIR", scratch.empty() ? "/tmp" : scratch}};
-  if (!gpu_) call.env.emplace_back("TRITON_INTERPRET", "1");
+  if (!gpu) call.env.emplace_back("TRITON_INTERPRET", "1");
   call.wall_limit_s = options_.timeout_s;
   call.max_rss_bytes = options_.max_host_mem_mib << 20;
   util::ProcessSet set;
@@ -288,25 +277,34 @@ void Verifier::Run(Work& w) const {
   if (!scratch.empty()) util::RemoveAll(scratch);
 }
 
-std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples,
-                                      const VerdictCallback& on_verdict) {
+std::vector<Verifier::Work> Verifier::Stage(const std::vector<Sample>& samples) const {
   std::vector<Work> work(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) Prepare(samples[i], work[i]);
   if (options_.screen) ScreenAll(work);
   ExtractAll(work);
   CompileAll(work);
+  return work;
+}
+
+json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override) const {
+  const std::optional<Gpu>& gpu = gpu_override ? gpu_override : gpu_;
+  if (!w.done && Cancelled()) SetOutcome(w.verdict, Status::kRuntimeError, "verification cancelled", "cancelled");
+  else if (!w.done) Run(w, gpu);
+  if (w.verdict["device"].empty())
+    w.verdict["device"] = gpu ? json{{"kind", "cuda"}, {"index", gpu->index}, {"name", gpu->name}}
+                              : json{{"kind", "cpu"}, {"triton_interpret", w.backend == "triton"}};
+  FinishChecks(w.verdict, gpu.has_value());
+  w.verdict["seconds"] = Since(w.start);
+  return std::move(w.verdict);
+}
+
+std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples,
+                                      const VerdictCallback& on_verdict) {
+  std::vector<Work> work = Stage(samples);
   std::vector<json> out;
   for (size_t i = 0; i < work.size(); ++i) {
-    Work& w = work[i];
-    if (!w.done && Cancelled()) SetOutcome(w.verdict, Status::kRuntimeError, "verification cancelled", "cancelled");
-    else if (!w.done) Run(w);
-    if (w.verdict["device"].empty())
-      w.verdict["device"] = gpu_ ? json{{"kind", "cuda"}, {"index", gpu_->index}, {"name", gpu_->name}}
-                                 : json{{"kind", "cpu"}, {"triton_interpret", w.backend == "triton"}};
-    FinishChecks(w.verdict, gpu_.has_value());
-    w.verdict["seconds"] = Since(w.start);
-    if (on_verdict) on_verdict(i, w.verdict);
-    out.push_back(std::move(w.verdict));
+    out.push_back(Finish(work[i], std::nullopt));
+    if (on_verdict) on_verdict(i, out.back());
   }
   return out;
 }

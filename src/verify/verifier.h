@@ -2,7 +2,10 @@
 // workers first (all samples at once, through the cache), then each sample runs in its
 // own fresh child pinned to one GPU (or on the CPU), one at a time.
 #pragma once
+#include <chrono>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +32,29 @@ class Verifier {
 
   bool on_gpu() const { return gpu_.has_value(); }
 
+  // A sample between the two halves of VerifyAll. Opaque to callers: they hold it, ask
+  // Final(), and hand it to Finish. It points at its Sample, which must outlive it.
+  struct Work {
+    const Sample* sample = nullptr;
+    std::string backend;
+    nlohmann::json verdict;
+    bool done = false;                            // final before running (bad input, screen, compile)
+    nlohmann::json calls = nlohmann::json::array();  // extracted load_inline calls
+    nlohmann::json build_env;                     // torch/cuda/python versions from extraction
+    nlohmann::json prebuilt = nlohmann::json::array();
+    std::string candidate_text;
+    std::chrono::steady_clock::time_point start;
+  };
+  // The halves of VerifyAll, for a pipeline (kz serve): Stage does everything before the
+  // run — read, screen, extract, compile — for all samples at once on CPU workers (no GPU
+  // is touched); Finish runs one staged sample on `gpu` (nullopt: this verifier's own
+  // device, or the CPU in CPU mode) unless it is already final, and returns its verdict.
+  // Final(w): the verdict is known without a run (no GPU slot needed). Each Work points
+  // into `samples`: the vector must outlive it (not a temporary).
+  std::vector<Work> Stage(const std::vector<Sample>& samples) const;
+  static bool Final(const Work& w) { return w.done; }
+  nlohmann::json Finish(Work& w, const std::optional<Gpu>& gpu) const;
+
   // Cancellation (kz serve's DELETE of a running job): `cancelled` is polled (from the
   // thread running VerifyAll, every kCancelPollMs) while children run; once it returns
   // true every running child's process group is killed and no further sample is run
@@ -37,7 +63,6 @@ class Verifier {
   void SetCancel(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
 
  private:
-  struct Work;
   void Prepare(const Sample& sample, Work& w) const;
   void ScreenAll(std::vector<Work>& work) const;
   // One worker call per sample for which make_call returns one, all at once in one
@@ -52,8 +77,8 @@ class Verifier {
   void ExtractAll(std::vector<Work>& work) const;
   void CompileAll(std::vector<Work>& work) const;
   void ApplyBuild(Work& w, const compile::BuildResult& r) const;
-  void Run(Work& w) const;
-  nlohmann::json RunOptions() const;
+  void Run(Work& w, const std::optional<Gpu>& gpu) const;
+  nlohmann::json RunOptions(bool on_gpu) const;
 
   worker::WorkerConfig worker_;
   VerifyOptions options_;

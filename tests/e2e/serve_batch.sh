@@ -105,8 +105,10 @@ json_check "not deduplicated to the cancelled one" 'v["id"] != "'"$Q"'" and v["d
 wait_state "$(field id)" done 60 || bad "resubmitted job not done"
 
 # Fairness: a blocker (client C) holds the slot while A queues 6 jobs, then B 1, then P
-# one of priority 5. Expected order after the blocker: P, A1, B1, A2..A6.
-body "$TMP/block.json" slow:3,client=C
+# one of priority 5. Expected order after the blocker: P, A1, B1, A2..A6. The blocker is
+# long enough for the build threads to stage A1, A2, then P and B (the picker's order)
+# before the slot frees: the slot applies the same picker to the staged jobs.
+body "$TMP/block.json" slow:10,client=C
 http "blocker" 202 POST /v1/verify "$TMP/block.json"
 BLOCK=$(field id)
 wait_state "$BLOCK" running 30 || bad "blocker not running"

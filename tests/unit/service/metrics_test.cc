@@ -73,11 +73,25 @@ TEST(MetricsTest, RunningJobCountsAsBusySoFar) {
   Metrics m;
   m.AddBusy(1);
   MetricsSnapshot snap;
-  snap.running = true;
+  snap.running = 1;
   snap.running_for_s = 0.5;
   EXPECT_TRUE(Has(m.Render(snap), "kz_gpu_slot_busy_seconds_total 1.5"));
-  snap.running = false;
+  EXPECT_TRUE(Has(m.Render(snap), "kz_jobs_running 1"));
+  snap.running = 0;
+  snap.running_for_s = 0;
   EXPECT_TRUE(Has(m.Render(snap), "kz_gpu_slot_busy_seconds_total 1"));
+}
+
+TEST(MetricsTest, EachSlotHasItsBusySeconds) {
+  Metrics m;
+  MetricsSnapshot snap;
+  snap.slots = {{"cuda:0", 2.5}, {"cuda:1", 1}};
+  snap.staged = 3;
+  std::string t = m.Render(snap);
+  EXPECT_TRUE(Has(t, "kz_slots 2")) << t;
+  EXPECT_TRUE(Has(t, "kz_slot_busy_seconds_total{slot=\"cuda:0\"} 2.5")) << t;
+  EXPECT_TRUE(Has(t, "kz_slot_busy_seconds_total{slot=\"cuda:1\"} 1")) << t;
+  EXPECT_TRUE(Has(t, "kz_jobs_staged 3")) << t;
 }
 
 TEST(MetricsTest, AVerdictWithoutStagesObservesOnlyWhatItHas) {

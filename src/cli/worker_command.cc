@@ -1,0 +1,132 @@
+#include "cli/worker_command.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <thread>
+
+#include "queue/queue_worker.h"
+#include "util/fs.h"
+#include "verify/device.h"
+#include "verify/status.h"
+
+namespace kz::cli {
+namespace {
+
+// SIGINT/SIGTERM write one byte here (async-signal-safe); the signal thread reads it.
+int g_signal_pipe[2] = {-1, -1};
+void OnSignal(int) {
+  char c = 1;
+  [[maybe_unused]] auto n = write(g_signal_pipe[1], &c, 1);
+}
+
+constexpr const char* kNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
+
+std::string DefaultName() {
+  char host[256] = "host";
+  gethostname(host, sizeof host - 1);
+  std::string name = host;
+  for (char& ch : name)
+    if (std::string_view(kNameChars).find(ch) == std::string_view::npos) ch = '_';
+  return name.substr(0, 48) + "-" + std::to_string(getpid());
+}
+
+class WorkerCommandImpl : public WorkerCommand {
+ public:
+  WorkerCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
+    auto* c = app.add_subcommand("worker", "Verify jobs from a Redis Streams queue (docs/queue.md)");
+    c->add_option("--queue", q_.url, "Redis URL: redis://HOST:PORT[/DB]")->required();
+    c->add_option("--name", name_, "Consumer name, unique among live workers (default HOST-PID)");
+    c->add_option("--prefix", q_.prefix, "Key prefix of the queue's streams")->capture_default_str();
+    auto* gpu = c->add_option("--gpu", gpu_, "GPU index to run on (default: the first GPU, else the CPU)");
+    c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present")->excludes(gpu);
+    c->add_option("--reclaim-after", reclaim_s_,
+                  "Seconds a claimed job may go without a heartbeat before other workers take it over")
+        ->capture_default_str()->check(CLI::Range(0.5, 86400.0));
+    c->add_option("--max-deliveries", max_deliveries_, "A job handed out more often than this fails (it keeps killing workers)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
+    c->add_option("--compile-timeout", o_.compile_timeout_s, "Wall-time limit of one build, seconds");
+    c->add_option("--max-host-mem", o_.max_host_mem_mib, "Host memory limit per child, MiB");
+    c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
+    c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
+    c->add_option("--policy", o_.policy, "Default integrity policy: strict or kernelbench")
+        ->check(CLI::IsMember({"strict", "kernelbench"}));
+    cmd_ = c;
+  }
+
+  int Run() override {
+    if (!cmd_->parsed()) return verify::kExitUsage;
+    std::string err;
+    if (!queue::ParseRedisUrl(q_.url, &url_, &err)) return Usage(err);
+    auto gpus = o_.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
+    if (gpu_) {
+      std::erase_if(gpus, [&](const verify::Gpu& g) { return g.index != *gpu_; });
+      if (gpus.empty()) return Usage("no GPU with index " + std::to_string(*gpu_));
+    }
+    if (gpus.size() > 1) gpus.resize(1);  // one job at a time, on one GPU
+    FinishOptions();
+    if (name_.size() > 64 || name_.find_first_not_of(kNameChars) != std::string::npos)
+      return Usage("--name must be 1..64 of [A-Za-z0-9._-] (it names the work directory)");
+    queue::QueueWorker::Config config{q_, name_, worker::LocateWorker(argv0_), o_, gpus,
+                                      o_.cache_dir + "/worker/" + name_};
+    config.max_deliveries = max_deliveries_;
+    queue::QueueWorker worker(std::move(config));
+    std::thread signals = WatchSignals(&worker);
+    int rc = worker.Run();
+    OnSignal(0);  // wake the signal thread if the worker stopped on its own
+    signals.join();
+    return rc;
+  }
+
+ private:
+  // Installs the SIGINT/SIGTERM handlers; on the first, the returned thread stops the
+  // worker (the running job is cancelled and left for another worker to reclaim).
+  static std::thread WatchSignals(queue::QueueWorker* worker) {
+    if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    struct sigaction sa {};
+    sa.sa_handler = OnSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    return std::thread([worker] {
+      char c;
+      while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
+      }
+      worker->Stop();
+    });
+  }
+
+  void FinishOptions() {
+    o_.device = gpu_;
+    if (o_.cache_dir.empty()) o_.cache_dir = verify::DefaultCacheDir();
+    o_.cache_dir = util::AbsolutePath(o_.cache_dir);
+    if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
+    if (name_.empty()) name_ = DefaultName();
+    q_.reclaim_after = std::chrono::milliseconds(static_cast<int64_t>(reclaim_s_ * 1000));
+  }
+
+  int Usage(const std::string& msg) {
+    std::cerr << "kz worker: " << msg << "\n";
+    return verify::kExitUsage;
+  }
+
+  std::string argv0_;
+  CLI::App* cmd_ = nullptr;
+  queue::QueueConfig q_;
+  queue::RedisUrl url_;
+  std::string name_;
+  std::optional<int> gpu_;
+  double reclaim_s_ = 60;
+  int64_t max_deliveries_ = 5;
+  verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
+};
+}  // namespace
+
+std::unique_ptr<WorkerCommand> AddWorkerCommand(CLI::App& app, const std::string& argv0) {
+  return std::make_unique<WorkerCommandImpl>(app, argv0);
+}
+
+}  // namespace kz::cli

@@ -1,0 +1,83 @@
+// The loop of `kz worker` (docs/queue.md): take a job (a dead consumer's idle one first,
+// else a new one), verify it exactly as `kz serve`'s scheduler does (per-job directory,
+// service::ApplyOptions over the worker's base options, one verify::Verifier run), publish
+// its verdict and ack it. While a job runs, a heartbeat thread keeps its entry from being
+// reclaimed (Touch every `heartbeat`) and cancels the run if another worker took it over.
+// Redis errors never end the loop: it logs them and waits (with the connection's backoff).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "queue/job_queue.h"
+#include "verify/device.h"
+#include "verify/sample.h"
+#include "worker/worker_client.h"
+
+namespace kz::queue {
+
+class QueueWorker {
+ public:
+  struct Config {
+    QueueConfig queue;
+    std::string name;                        // consumer name: unique among live workers
+    worker::WorkerConfig worker;
+    verify::VerifyOptions base;              // jobs' options apply on top (service::ApplyOptions)
+    std::vector<verify::Gpu> gpus;           // empty: CPU mode
+    std::string work_dir;                    // per-job directories; emptied on start
+    std::chrono::milliseconds block{2000};   // Claim's wait (also the shutdown latency when idle)
+    std::chrono::milliseconds status_every{30000};  // an info heartbeat line this often
+    int64_t max_deliveries = 5;              // a job handed out more often fails (it kills workers)
+  };
+  struct Stats {
+    uint64_t published = 0, duplicates = 0, failed = 0, reclaimed = 0, abandoned = 0;
+  };
+
+  explicit QueueWorker(Config config);
+  ~QueueWorker();
+
+  // Main thread: runs until Stop(). Returns the process exit code (0; 2 when the queue
+  // cannot be opened or the work directory made).
+  int Run();
+  // Any thread (the signal thread): stop claiming; a running verification is cancelled
+  // (its process groups killed) and its job left un-acked, so that another worker reclaims
+  // it after reclaim_after. Idempotent; does not block.
+  void Stop();
+  Stats stats() const;
+
+ private:
+  std::optional<ClaimedJob> Next(std::string* err);
+  void Process(const ClaimedJob& c);
+  Verdict RunJob(const ClaimedJob& c);                                    // never throws
+  nlohmann::json Verify(const ClaimedJob& c, const std::string& dir);    // throws on kz errors
+  void Publish(const ClaimedJob& c, const Verdict& v);
+  void HeartbeatLoop();
+  bool WaitSetup();
+  void Pause(std::chrono::milliseconds d);  // sleeps, woken by Stop()
+  void Event(const std::string& kv) const;  // "worker NAME: kv" at info
+  void Warn(const std::string& msg);        // at warn, repeats within status_every dropped
+
+  const Config config_;
+  std::unique_ptr<RedisJobQueue> queue_, beat_queue_;  // main loop's, heartbeat thread's
+  std::atomic<bool> stop_{false}, lost_{false};
+  std::chrono::steady_clock::time_point next_reclaim_{}, last_status_{};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;               // Stop() and the heartbeat's period
+  std::string current_entry_, current_id_;   // GUARDED_BY(mu_): the running job, or ""
+  std::chrono::steady_clock::time_point current_since_;  // GUARDED_BY(mu_)
+  Stats stats_;                              // GUARDED_BY(mu_)
+  std::string last_warn_;                    // GUARDED_BY(mu_)
+  std::chrono::steady_clock::time_point last_warn_at_;  // GUARDED_BY(mu_)
+  std::thread beat_;
+};
+
+}  // namespace kz::queue

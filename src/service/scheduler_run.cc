@@ -1,0 +1,74 @@
+// Scheduler: a job's way through the pipeline (staging on a build thread, completion).
+#include "service/scheduler.h"
+
+#include "util/clock.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace kz::service {
+using nlohmann::json;
+
+bool Scheduler::StageJob(ActiveJob& a) {
+  std::string err;
+  auto job = store_->Get(a.id, &err);
+  if (!job || job->state != store::kQueued) {
+    if (job) util::LogInfo("serve: job " + a.id + " is " + job->state + ": not staged");
+    else util::LogWarn("serve: job " + a.id + ": " + (err.empty() ? "not in the store" : err));
+    return false;
+  }
+  a.queue_wait_s = static_cast<double>(util::UnixMs() - job->submitted_at_ms) / 1000.0;
+  util::LogInfo("serve: job " + a.id + " staging (client " + job->client + ", priority " +
+                std::to_string(job->priority) + ")");
+  a.dir = config_.work_dir + "/" + a.id;
+  if (!util::MakeDirs(a.dir, &err) || !util::WriteFileAtomic(a.dir + "/task.py", job->task_source, &err) ||
+      !util::WriteFileAtomic(a.dir + "/candidate.py", job->candidate_source, &err))
+    throw std::runtime_error(err);
+  verify::VerifyOptions o = config_.base;
+  if (!ApplyOptions(json::parse(job->options_json), &o, &err)) throw std::runtime_error(err);
+  a.samples = {{a.dir + "/task.py", a.dir + "/candidate.py", job->backend, std::nullopt, a.id}};
+  a.verifier = std::make_unique<verify::Verifier>(config_.worker, o, config_.gpus);
+  // While staging, a stop abandons the build too; once staged, only a cancel stops the run.
+  a.verifier->SetCancel([&a, this] { return a.cancel.load() || abandon_builds_.load(); });
+  a.work = a.verifier->Stage(a.samples);
+  a.verifier->SetCancel([&a] { return a.cancel.load(); });
+  return true;
+}
+
+void Scheduler::Complete(const ActivePtr& a, const std::string& state, const json& verdict) {
+  std::string err;
+  active_.erase(a->id);
+  if (!a->dir.empty()) util::RemoveAll(a->dir);
+  done_cv_.notify_all();
+  if (a->cancel) return util::LogInfo("serve: job " + a->id + " cancelled while running");
+  if (!store_->Finish(a->id, state, verdict.dump(), &err)) return util::LogWarn("serve: job " + a->id + ": " + err);
+  if (state == store::kDone) metrics_.ObserveVerdict(verdict, a->queue_wait_s);
+  else metrics_.Count(Counter::kFailed);
+  util::LogInfo("serve: job " + a->id + " " + state + ": " + verdict.value("status", "-"));
+}
+
+void Scheduler::Forget(const ActivePtr& a) {
+  {
+    std::lock_guard lock(mu_);
+    active_.erase(a->id);
+  }
+  if (!a->dir.empty()) util::RemoveAll(a->dir);
+  done_cv_.notify_all();
+}
+
+bool Scheduler::MarkRunning(const ActiveJob& a) {
+  std::string err;
+  bool started = false;
+  if (store_->MarkRunning(a.id, &started, &err) && started) {
+    util::LogInfo("serve: job " + a.id + " running");
+    return true;
+  }
+  if (err.empty()) util::LogInfo("serve: job " + a.id + " cancelled before it started");
+  else util::LogWarn("serve: job " + a.id + ": " + err);
+  return false;
+}
+
+bool Scheduler::InSlot(const std::string& id) const {
+  return std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.running == id; });
+}
+
+}  // namespace kz::service
