@@ -3,7 +3,7 @@
 right, slot busy >= 80 % after the first compile; issue 7: throughput on 1, 2, 4, 8 GPUs
 and timing agreement between GPUs).
 
-The batch cycles through every labelled sample of examples/manifest.jsonl (correct, wrong,
+The batch cycles (alternating the two manifests) through every labelled sample of examples/manifest.jsonl (correct, wrong,
 crashing, hanging, compile errors; CUDA and Triton) and tests/corpus/manifest.jsonl
 (cheats and honest kernels), each copy made distinct by a trailing comment (no
 deduplication; the CUDA sources are unchanged, so a copy's extension is a cache hit).
@@ -54,8 +54,18 @@ def labelled_samples(cpu=False):
     return out
 
 
+def interleave(samples):
+    """Examples and corpus entries alternated, so that a short batch has both."""
+    ex = [s for s in samples if s[1].startswith("examples/")]
+    co = [s for s in samples if not s[1].startswith("examples/")]
+    out = []
+    for i in range(max(len(ex), len(co))):
+        out += ([ex[i]] if i < len(ex) else []) + ([co[i]] if i < len(co) else [])
+    return out
+
+
 def make_batch(count, cpu=False):
-    base = labelled_samples(cpu)
+    base = interleave(labelled_samples(cpu))
     batch = []
     for i in range(count):
         task, cand, backend, want, rules = base[i % len(base)]
@@ -195,15 +205,17 @@ def main():
               f"{r['samples_per_gpu_hour']:.0f} | {u * 100:.1f} % | {len(r['mismatches'])} |" if u else
               f"| {r['label']} | {r['slots']} | {r['samples']} | {r['wall_s']:.1f} | - | - | - | {len(r['mismatches'])} |")
     timed = [r for r in runs if not r["label"].startswith("warm")]
-    if len(timed) >= 2:
-        base = timed[0]
-        for r in timed[1:]:
-            for dev, ratios in sorted(agreement(base, r).items(), key=lambda kv: str(kv[0])):
+    single = next((r for r in timed if r["slots"] == 1), None)
+    if single:
+        for r in timed:
+            if r is single:
+                continue
+            for dev, ratios in sorted(agreement(single, r).items(), key=lambda kv: str(kv[0])):
                 within = sum(1 for x in ratios if abs(x - 1) <= 0.03) / len(ratios)
-                print(f"timing, run {r['label']} GPU {dev} vs run {base['label']}: {len(ratios)} samples, median ratio "
-                      f"{statistics.median(ratios):.3f}, within 3 %: {within * 100:.0f} %")
-        print(f"speedup {timed[-1]['label']} vs {base['label']}: {base['wall_s'] / timed[-1]['wall_s']:.2f}x "
-              f"(linear: {timed[-1]['slots'] / base['slots']:.0f}x)")
+                print(f"timing, run {r['label']} GPU {dev} vs run {single['label']} (alone): {len(ratios)} samples, "
+                      f"median ratio {statistics.median(ratios):.3f}, within 3 %: {within * 100:.0f} %")
+            print(f"throughput {r['label']} vs {single['label']}: {single['wall_s'] / r['wall_s']:.2f}x "
+                  f"(linear: {r['slots']}x; {single['wall_s'] / r['wall_s'] / r['slots']:.2f} of linear)")
     for r in runs:
         for m in r["mismatches"][:10]:
             print(f"MISMATCH {r['label']}: {m['name']} copy {m['copy']}: {m['status']} want {m['want']} "

@@ -209,6 +209,7 @@ void Scheduler::SlotLoop(size_t k) {
       Forget(a);
       continue;
     }
+    util::LogInfo("serve: job " + a->id + " on " + slot.label);
     std::string state(store::kDone);
     json verdict;
     try {

@@ -293,6 +293,8 @@ json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override) const {
   if (w.verdict["device"].empty())
     w.verdict["device"] = gpu ? json{{"kind", "cuda"}, {"index", gpu->index}, {"name", gpu->name}}
                               : json{{"kind", "cpu"}, {"triton_interpret", w.backend == "triton"}};
+  else if (gpu && w.verdict["device"].is_object() && w.verdict["device"].value("kind", "") == "cuda")
+    w.verdict["device"]["index"] = gpu->index;  // the child sees only its GPU, as index 0
   FinishChecks(w.verdict, gpu.has_value());
   w.verdict["seconds"] = Since(w.start);
   return std::move(w.verdict);
