@@ -15,7 +15,7 @@ import sys
 from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
 
-OPS = ("extract", "build", "run", "screen")
+OPS = ("extract", "build", "run", "screen", "baseline")
 
 
 def _protocol_error(message: str) -> dict:
@@ -47,6 +47,9 @@ def handle(request: dict, channel: Channel) -> dict:
         if op == "screen":
             from .screen import screen_op
             return screen_op(request)
+        if op == "baseline":
+            from .baseline import baseline_op
+            return baseline_op(request, channel)
         from .run import run_op
         return run_op(request, channel)
     except ProtocolError as exc:

@@ -100,12 +100,39 @@ json ComputeMetrics(const std::vector<TaskResult>& tasks, const MetricsOptions& 
   return out;
 }
 
+json ComputeCompileMetrics(const std::vector<TaskResult>& tasks, const MetricsOptions& options) {
+  std::vector<TaskResult> with;  // speedup replaced by speedup_vs_compile
+  int without = 0;
+  for (const auto& t : tasks) {
+    if (!t.has_compile_baseline) {
+      ++without;
+      continue;
+    }
+    TaskResult c = t;
+    for (auto& s : c.samples) s.speedup = s.speedup_vs_compile;
+    with.push_back(std::move(c));
+  }
+  MetricsOptions o = options;
+  o.vs_compile = false;
+  json m = ComputeMetrics(with, o);
+  json out = {{"tasks", with.size()}, {"tasks_without_baseline", without}, {"samples", m["samples"]}};
+  for (const auto& [key, value] : m.items())
+    if (key.rfind("fast_", 0) == 0) out[key] = value;
+  out["geomean_speedup_vs_compile"] = m.value("geomean_speedup_correct", json(nullptr));
+  out["correct_timed_samples"] = m.value("correct_timed_samples", 0);
+  return out;
+}
+
 json ComputeReport(const std::vector<TaskResult>& tasks, const MetricsOptions& options) {
-  json report = {{"overall", ComputeMetrics(tasks, options)}};
+  auto scope = [&](const std::vector<TaskResult>& group) {
+    json m = ComputeMetrics(group, options);
+    if (options.vs_compile) m["vs_compile"] = ComputeCompileMetrics(group, options);
+    return m;
+  };
+  json report = {{"overall", scope(tasks)}};
   std::map<int, std::vector<TaskResult>> by_level;
   for (const auto& t : tasks) by_level[t.level].push_back(t);
-  for (const auto& [level, group] : by_level)
-    report["level_" + std::to_string(level)] = ComputeMetrics(group, options);
+  for (const auto& [level, group] : by_level) report["level_" + std::to_string(level)] = scope(group);
   return report;
 }
 

@@ -6,9 +6,13 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <set>
 
+#include "bench/baseline.h"
 #include "bench/generations.h"
+#include "bench/progress.h"
+#include "bench/remote.h"
 #include "bench/report.h"
 #include "bench/suite.h"
 #include "bench/verdict_log.h"
@@ -25,28 +29,6 @@ namespace {
 struct Item {
   Generation gen;
   std::string key, code_xxh, path, task_path;
-};
-
-// One line on stderr per verdict (rewritten in place on a terminal).
-class Progress {
- public:
-  Progress(size_t total) : total_(total), tty_(isatty(2)), start_(std::chrono::steady_clock::now()) {}
-  void Add(bool correct) {
-    ++done_;
-    correct_ += correct;
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    int eta = static_cast<int>(elapsed / done_ * (total_ - done_));
-    char line[160];
-    std::snprintf(line, sizeof line, "kz bench: %zu/%zu verified, %zu correct, elapsed %ds, ETA %dm%02ds",
-                  done_, total_, correct_, static_cast<int>(elapsed), eta / 60, eta % 60);
-    std::cerr << (tty_ ? "\r" : "") << line << (tty_ ? "\033[K" : "\n") << std::flush;
-    if (tty_ && done_ == total_) std::cerr << "\n";
-  }
-
- private:
-  size_t total_, done_ = 0, correct_ = 0;
-  bool tty_;
-  std::chrono::steady_clock::time_point start_;
 };
 
 bool Selected(const BenchOptions& o, const std::string& task_id, int level) {
@@ -91,11 +73,12 @@ json Record(const Item& it, const json& verdict) {
 }
 
 // Verifies `todo` in batches, appending one record per verdict as it arrives.
-bool VerifyPending(const BenchOptions& o, const worker::WorkerConfig& worker, const std::vector<const Item*>& todo,
-                   VerdictLog& log, std::vector<json>* records, std::string* err) {
+bool VerifyLocal(const BenchOptions& o, const worker::WorkerConfig& worker, const std::vector<const Item*>& todo,
+                 VerdictLog& log, std::vector<json>* records, std::string* err) {
   auto gpus = o.use_gpu ? verify::DetectGpus() : std::vector<verify::Gpu>{};
   verify::Verifier verifier(worker, o.verify, gpus);
-  Progress progress(todo.size());
+  Progress progress("kz bench", "verified", todo.size());
+  size_t correct = 0;
   bool ok = true;
   for (size_t b = 0; b < todo.size() && ok; b += o.batch) {
     std::vector<const Item*> batch(todo.begin() + b, todo.begin() + std::min(todo.size(), b + o.batch));
@@ -105,41 +88,126 @@ bool VerifyPending(const BenchOptions& o, const worker::WorkerConfig& worker, co
                          it->gen.task_id + "/" + std::to_string(it->gen.sample)});
     verifier.VerifyAll(samples, [&](size_t i, const json& v) {
       json r = Record(*batch[i], v);
-      if (ok && !log.Append(r, err)) ok = false;
+      if (ok && !log.Append(r, err)) ok = false, *err = "cannot append to the verdict log: " + *err;
       records->push_back(std::move(r));
-      progress.Add(v.value("status", "") == "correct");
+      correct += v.value("status", "") == "correct";
+      progress.Step(std::to_string(correct) + " correct");
     });
+  }
+  return ok;
+}
+
+// The job options sent with each sample to kz serve: only what was asked for, so that
+// the server's defaults apply otherwise.
+json JobOptions(const BenchOptions& o) {
+  json opts = json::object();
+  if (o.trials_given) opts["trials"] = o.verify.trials;
+  if (o.policy_given) opts["policy"] = o.verify.policy;
+  return opts;
+}
+
+// Verifies `todo` through kz serve (remote.h). *unreachable: it stopped because the server
+// could not be reached.
+bool VerifyRemote(const BenchOptions& o, const std::vector<const Item*>& todo, VerdictLog& log,
+                  std::vector<json>* records, bool* unreachable, std::string* err) {
+  std::map<std::string, std::string> task_sources;
+  std::vector<RemoteSample> samples;
+  for (const Item* it : todo) {
+    auto [src, fresh] = task_sources.try_emplace(it->task_path);
+    if (fresh && !util::ReadFile(it->task_path, &src->second, err)) return false;
+  }
+  for (const Item* it : todo) samples.push_back({&task_sources[it->task_path], it->gen.code, it->gen.backend});
+  Progress progress("kz bench", "verified", todo.size());
+  RemoteOptions ro;
+  ro.url = o.server;
+  ro.client = o.client;
+  ro.job_options = JobOptions(o);
+  ro.batch = o.batch;
+  ro.window = std::max(4 * o.batch, 16);
+  ro.note = [&](const std::string& line) { progress.Note(line); };
+  RemoteVerifier remote(ro);
+  size_t correct = 0;
+  bool ok = true;
+  std::string remote_err;
+  bool finished = remote.VerifyAll(samples, [&](size_t i, const RemoteOutcome& out) {
+    json r = Record(*todo[i], out.verdict);
+    r["server"] = {{"url", o.server}, {"job", out.job_id.empty() ? json(nullptr) : json(out.job_id)},
+                   {"deduplicated", out.deduplicated}};
+    if (ok && !log.Append(r, err)) ok = false, *err = "cannot append to the verdict log: " + *err;
+    records->push_back(std::move(r));
+    correct += out.verdict.value("status", "") == "correct";
+    if (out.server_error)
+      progress.Note("kz bench: " + todo[i]->gen.task_id + "/" + std::to_string(todo[i]->gen.sample) +
+                    ": server error: " + out.verdict.value("reason", ""));
+    progress.Step(std::to_string(correct) + " correct");
+  }, &remote_err);
+  if (!finished) {
+    *unreachable = true;
+    if (ok) *err = remote_err;
+    return false;
   }
   return ok;
 }
 }  // namespace
 
 namespace {
+// {"L1_19": {"level", "file", "xxh128"}} for the suite tasks in `ids` (baseline lookups).
+json TasksJson(const Suite& suite, const std::set<std::string>& ids) {
+  json tasks = json::object();
+  for (const auto& id : ids) {
+    auto t = suite.tasks.find(id);
+    if (t == suite.tasks.end()) continue;
+    std::string text, err;
+    tasks[id] = {{"level", t->second.level}, {"file", t->second.name + ".py"},
+                 {"xxh128", util::ReadFile(t->second.path, &text, &err) ? json(util::Hash128Hex(text)) : json(nullptr)}};
+  }
+  return tasks;
+}
+
 json RunJson(const BenchOptions& o, const Suite& suite, const std::vector<Item>& items, const Generations& g) {
   json keys = json::array(), bad = json::array();
-  for (const auto& it : items) keys.push_back(it.key);
+  std::set<std::string> task_ids;
+  for (const auto& it : items) keys.push_back(it.key), task_ids.insert(it.gen.task_id);
   for (const auto& b : g.bad) {
     json j = BadInputJson(b);
     j["level"] = b.level;
     bad.push_back(std::move(j));
+    if (b.scored && !b.task_id.empty()) task_ids.insert(b.task_id);
   }
-  return {{"suite", suite.root}, {"generations", util::AbsolutePath(o.generations)},
-          {"policy", o.verify.integrity ? o.verify.policy : "none"}, {"keys", keys}, {"bad_inputs", bad},
-          {"samples", {{"total", items.size() + g.bad.size()}, {"verified", 0}, {"resumed", 0},
-                       {"bad_input", g.bad.size()}}}};
+  json run = {{"suite", suite.root}, {"generations", util::AbsolutePath(o.generations)},
+              {"policy", o.verify.integrity ? o.verify.policy : "none"}, {"keys", keys}, {"bad_inputs", bad},
+              {"samples", {{"total", items.size() + g.bad.size()}, {"verified", 0}, {"resumed", 0},
+                           {"bad_input", g.bad.size()}}},
+              {"tasks", TasksJson(suite, task_ids)}};
+  if (!o.baseline.empty()) run["baseline"] = util::AbsolutePath(o.baseline);
+  if (!o.server.empty()) run["server"] = {{"url", o.server}, {"client", o.client}};
+  return run;
 }
 
-int Finish(const std::string& out, const json& run, std::vector<json> records) {
+// The --baseline of a run (or of `kz bench report`): nullopt with *err when unreadable.
+std::optional<CompileBaseline> LoadBaseline(const std::string& path, std::string* err) {
+  CompileBaseline b;
+  if (!LoadCompileBaseline(path, &b, err)) return std::nullopt;
+  return b;
+}
+
+int Finish(const std::string& out, const json& run, std::vector<json> records,
+           std::optional<CompileBaseline> baseline) {
   std::string err;
   json report;
   if (!util::WriteFileAtomic(out + "/run.json", run.dump(2) + "\n", &err) ||
-      !WriteReport(out, {run, std::move(records)}, &report, &err)) {
+      !WriteReport(out, {run, std::move(records), std::move(baseline)}, &report, &err)) {
     std::cerr << "kz bench: " << err << "\n";
     return verify::kExitInternal;
   }
   const json& overall = report["metrics"].value("overall", json::object());
   std::cerr << "kz bench: pass@1 " << overall.value("pass@1", json(nullptr)).dump() << " over "
-            << overall.value("tasks", 0) << " tasks; report in " << out << "/report.{json,md}\n";
+            << overall.value("tasks", 0) << " tasks";
+  if (overall.contains("vs_compile"))
+    std::cerr << "; against torch.compile (" << overall["vs_compile"].value("tasks", 0)
+              << " tasks with a baseline): fast_1.0@1 " << overall["vs_compile"].value("fast_1.0@1", json(nullptr)).dump()
+              << ", geomean speedup " << overall["vs_compile"].value("geomean_speedup_vs_compile", json(nullptr)).dump();
+  std::cerr << "; report in " << out << "/report.{json,md}\n";
   return 0;
 }
 
@@ -158,6 +226,22 @@ int RunBench(const BenchOptions& o, const worker::WorkerConfig& worker) {
   for (const auto& id : o.task_ids)
     if (!suite.tasks.count(id)) std::cerr << "kz bench: warning: --task " << id << " is not in the suite\n";
   Filter(o, &gens);
+  std::optional<CompileBaseline> baseline;
+  if (!o.baseline.empty() && !(baseline = LoadBaseline(o.baseline, &err))) return Usage("--baseline: " + err);
+  if (!o.server.empty()) {
+    HttpUrl url;
+    if (!ParseHttpUrl(o.server, &url, &err)) return Usage("--server: " + err);
+    json health;
+    RemoteOptions probe;
+    probe.url = o.server;
+    probe.request_timeout_s = 15;
+    if (!RemoteVerifier(probe).Check(&health, &err)) {
+      std::cerr << "kz bench: " << err << "\n";
+      return kExitServer;
+    }
+    std::cerr << "kz bench: verifying through kz serve at " << o.server << " (device " << health.value("device", "?")
+              << ", queue depth " << health.value("queue_depth", 0) << ")\n";
+  }
   std::vector<Item> items;
   if (!util::MakeDirs(o.out_dir, &err) || !Materialize(o.out_dir, suite, gens, &items, &err)) return Usage(err);
   std::string log_path = o.out_dir + "/verdicts.jsonl";
@@ -166,8 +250,10 @@ int RunBench(const BenchOptions& o, const worker::WorkerConfig& worker) {
   std::vector<const Item*> todo;
   for (const auto& it : items) {
     auto found = stored.records.find(it.key);
-    if (found != stored.records.end()) records.push_back(found->second);
-    else todo.push_back(&it);
+    if (found != stored.records.end() && found->second.value("status", "") != "server_error")
+      records.push_back(found->second);
+    else
+      todo.push_back(&it);  // not verified yet, or the server could not verify it: again
   }
   json run = RunJson(o, suite, items, gens);
   run["samples"]["resumed"] = records.size();
@@ -180,18 +266,28 @@ int RunBench(const BenchOptions& o, const worker::WorkerConfig& worker) {
     std::cerr << "kz bench: " << err << "\n";
     return verify::kExitInternal;
   }
-  bool ok = todo.empty() || VerifyPending(o, worker, todo, log, &records, &err);
+  bool unreachable = false;
+  bool ok = todo.empty() || (o.server.empty() ? VerifyLocal(o, worker, todo, log, &records, &err)
+                                              : VerifyRemote(o, todo, log, &records, &unreachable, &err));
   run["samples"]["verified"] = records.size() - run["samples"]["resumed"].get<size_t>();
-  if (!ok) std::cerr << "kz bench: cannot append to " << log_path << ": " << err << "\n";
-  int rc = Finish(o.out_dir, run, std::move(records));
-  return ok ? rc : verify::kExitInternal;
+  if (!ok && unreachable)
+    std::cerr << "kz bench: " << err << "; stopping (" << records.size() << " of " << items.size()
+              << " samples have a verdict; run the same command again to resume)\n";
+  else if (!ok)
+    std::cerr << "kz bench: " << err << "\n";
+  int rc = Finish(o.out_dir, run, std::move(records), std::move(baseline));
+  return ok ? rc : unreachable ? kExitServer : verify::kExitInternal;
 }
 
-int RecomputeReport(const std::string& out_dir) {
+int RecomputeReport(const std::string& out_dir, const std::string& baseline_path) {
   std::string text, err;
   if (!util::ReadFile(out_dir + "/run.json", &text, &err)) return Usage(err + " (not a kz bench output directory?)");
   json run = json::parse(text, nullptr, false);
   if (run.is_discarded() || !run.is_object()) return Usage(out_dir + "/run.json: not valid JSON");
+  std::string bpath = !baseline_path.empty() ? baseline_path : run.value("baseline", "");
+  std::optional<CompileBaseline> baseline;
+  if (!bpath.empty() && !(baseline = LoadBaseline(bpath, &err))) return Usage("baseline: " + err);
+  if (!baseline_path.empty()) run["baseline"] = util::AbsolutePath(baseline_path);
   LoadedLog stored = LoadVerdictLog(out_dir + "/verdicts.jsonl");
   std::vector<json> records;
   for (const auto& k : run.value("keys", json::array()))
@@ -200,7 +296,14 @@ int RecomputeReport(const std::string& out_dir) {
             << " samples have a verdict\n";
   std::string report_err;
   json report;
-  if (!WriteReport(out_dir, {run, std::move(records)}, &report, &report_err)) return Usage(report_err);
+  if (baseline && !run.contains("tasks")) {  // a run.json from before baselines: read the suite again
+    Suite suite;
+    std::set<std::string> ids;
+    for (const auto& r : records) ids.insert(r.value("task", ""));
+    if (ReadSuite(run.value("suite", ""), &suite, &err)) run["tasks"] = TasksJson(suite, ids);
+  }
+  if (!WriteReport(out_dir, {run, std::move(records), std::move(baseline)}, &report, &report_err))
+    return Usage(report_err);
   std::cerr << "kz bench report: written to " << out_dir << "/report.{json,md}\n";
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <thread>
 
+#include "bench/baseline_run.h"
 #include "bench/runner.h"
 #include "verify/status.h"
 
@@ -23,22 +24,57 @@ class BenchCommandImpl : public BenchCommand {
     c->add_option("-j,--jobs", o_.verify.jobs, "Builds at once (default: cores / 2)");
     c->add_flag("--cpu", o_.verify.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.verify.timeout_s, "Wall-time limit of one sample's run, seconds");
-    c->add_option("--trials", o_.verify.trials, "Correctness trials per sample")->check(CLI::Range(1, 1000));
-    c->add_option("--policy", o_.verify.policy, "Integrity policy: strict (default) or kernelbench")
-        ->check(CLI::IsMember({"strict", "kernelbench"}));
+    trials_ = c->add_option("--trials", o_.verify.trials, "Correctness trials per sample")->check(CLI::Range(1, 1000));
+    policy_ = c->add_option("--policy", o_.verify.policy, "Integrity policy: strict (default) or kernelbench")
+                  ->check(CLI::IsMember({"strict", "kernelbench"}));
     c->add_option("--cache-dir", o_.verify.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
-    c->add_option("--batch", o_.batch, "Samples compiled together before they run (default 32)")
+    c->add_option("--batch", o_.batch,
+                  "Samples compiled together before they run; with --server, samples per POST /v1/batch (default 32)")
         ->check(CLI::Range(1, 100000));
+    c->add_option("--baseline", o_.baseline,
+                  "torch.compile baseline: a kz bench baseline directory, or a KernelBench-shape JSON file; "
+                  "adds speedups against torch.compile to the report");
+    c->add_option("--server", o_.server, "Verify through a running kz serve at this URL (http://host:port)");
+    c->add_option("--client", o_.client, "With --server: the client name for the server's fairness (default kz-bench)");
+    local_only_ = {c->get_option("--jobs"), c->get_option("--cpu"), c->get_option("--timeout"),
+                   c->get_option("--cache-dir")};
     auto* r = c->add_subcommand("report", "Recompute report.* from <out>/verdicts.jsonl (verifies nothing)");
     r->add_option("--out", report_out_, "Output directory of a kz bench run")->required();
+    r->add_option("--baseline", report_baseline_, "torch.compile baseline (default: the run's --baseline)");
+    AddBaseline(c);
     cmd_ = c;
     report_ = r;
+  }
+
+  void AddBaseline(CLI::App* c) {
+    auto* b = c->add_subcommand("baseline",
+                                "Time each task's reference eager and under torch.compile into KernelBench-shape "
+                                "baseline files (cached)");
+    b->add_option("--suite", b_.suite_dir, "Suite directory (level1/, level2/, ... of task files)")->required();
+    b->add_option("--out", b_.out_dir,
+                  "Output directory: baseline_time_torch.json and "
+                  "baseline_time_torch_compile_inductor_default.json (existing entries are reused)")
+        ->required();
+    b->add_option("--level", b_.levels, "Only these levels (repeatable)");
+    b->add_option("--task", b_.task_ids, "Only these task ids, like L1_19 (repeatable)");
+    b->add_option("--modes", b_.modes, "Comma-separated: eager, compile (default both)")->delimiter(',');
+    b->add_option("--trials", b_.trials, "Timed calls per task and mode (default 100)")->check(CLI::Range(1, 100000));
+    b->add_option("--warmup", b_.warmup, "Untimed calls before timing (default 3)")->check(CLI::Range(0, 10000));
+    b->add_option("--timing-budget", b_.budget_s, "Seconds of timing per task and mode at most (default 60)")
+        ->check(CLI::PositiveNumber);
+    b->add_option("--timeout", b_.timeout_s, "Wall-time limit of one task's child, seconds (default 900)")
+        ->check(CLI::PositiveNumber);
+    b->add_option("--device", b_.device, "GPU index (default: the first GPU)");
+    b->add_flag("--cpu", b_.cpu, "Time on the CPU, even if a GPU is present");
+    b->add_flag("--force", b_.force, "Time again even where a matching entry exists");
+    baseline_ = b;
   }
 
   bool Parsed() const override { return cmd_->parsed(); }
 
   int Run() override {
-    if (report_->parsed()) return bench::RecomputeReport(report_out_);
+    if (report_->parsed()) return bench::RecomputeReport(report_out_, report_baseline_);
+    if (baseline_->parsed()) return bench::RunBaselines(b_, worker::LocateWorker(argv0_));
     if (o_.suite_dir.empty() || o_.generations.empty() || o_.out_dir.empty()) {
       std::cerr << "kz bench: --suite, --generations and --out are required\n";
       return verify::kExitUsage;
@@ -46,13 +82,24 @@ class BenchCommandImpl : public BenchCommand {
     if (o_.verify.cache_dir.empty()) o_.verify.cache_dir = verify::DefaultCacheDir();
     if (o_.verify.jobs <= 0) o_.verify.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
     o_.use_gpu = !o_.verify.cpu_only;
+    o_.trials_given = trials_->count() > 0;
+    o_.policy_given = policy_->count() > 0;
+    if (!o_.server.empty())
+      for (const auto* opt : local_only_)
+        if (opt->count() > 0)
+          std::cerr << "kz bench: " << opt->get_name() << " has no effect with --server (the server's settings apply)\n";
     return bench::RunBench(o_, worker::LocateWorker(argv0_));
   }
 
  private:
-  std::string argv0_, report_out_;
+  std::string argv0_, report_out_, report_baseline_;
   CLI::App* cmd_ = nullptr;
   CLI::App* report_ = nullptr;
+  CLI::App* baseline_ = nullptr;
+  CLI::Option* trials_ = nullptr;
+  CLI::Option* policy_ = nullptr;
+  std::vector<const CLI::Option*> local_only_;
+  bench::BaselineOptions b_;
   bench::BenchOptions o_ = [] { bench::BenchOptions o; o.verify.jobs = 0; return o; }();
 };
 }  // namespace

@@ -59,3 +59,78 @@ TEST(Report, NoRecordsIsNotAnError) {
 
 }  // namespace
 }  // namespace kz::bench
+
+namespace kz::bench {
+namespace {
+using nlohmann::json;
+
+// A correct record timed on `gpu` at `median_us`, with the verifier's vs-eager speedup.
+json Timed(const std::string& task, int level, int sample, double median_us, double speedup,
+           const std::string& gpu = "NVIDIA H200") {
+  return {{"task", task}, {"level", level}, {"sample", sample}, {"status", "correct"}, {"speedup", speedup},
+          {"verdict", {{"device", {{"name", gpu}}},
+                       {"stages", {{"timing", {{"status", "ok"}, {"candidate", {{"median_us", median_us}}}}}}}}}};
+}
+
+TEST(ReportBaseline, SpeedupsAgainstCompileHandWorked) {
+  CompileBaseline b;
+  b.path = "/x/baseline_time_torch_compile_inductor_default.json";
+  b.table = {{"level1", {{"1_A.py", {{"mean", 0.3}, {"median", 0.2}, {"hardware", "NVIDIA H200"}}}}},
+             {"level2", {{"1_B.py", {{"mean", 1.0}, {"hardware", "NVIDIA H200"}}}}}};
+  json run = {{"suite", "s"}, {"policy", "strict"}, {"keys", json::array({"1", "2", "3", "4"})},
+              {"bad_inputs", json::array()}, {"samples", {{"total", 4}}},
+              {"tasks", {{"L1_1", {{"level", 1}, {"file", "1_A.py"}}},
+                         {"L2_1", {{"level", 2}, {"file", "1_B.py"}}},
+                         {"L2_2", {{"level", 2}, {"file", "2_C.py"}}}}}};
+  // L1_1: 0.2 ms compile (median); samples at 100 µs (2.0x) and 400 µs (0.5x).
+  // L2_1: 1.0 ms compile (mean); one sample at 800 µs (1.25x), one on an H100 (not compared).
+  // L2_2: no baseline entry.
+  std::vector<json> recs = {Timed("L1_1", 1, 0, 100, 3.0), Timed("L1_1", 1, 1, 400, 0.7),
+                            Timed("L2_1", 2, 0, 800, 1.1), Timed("L2_1", 2, 1, 10, 50, "NVIDIA H100 80GB HBM3"),
+                            Timed("L2_2", 2, 0, 5, 9.0)};
+  ReportInput in{run, recs, b};
+  json r = BuildReport(in, "now");
+  const json& vc = r["metrics"]["overall"]["vs_compile"];
+  EXPECT_EQ(vc["tasks"], 2);
+  EXPECT_EQ(vc["tasks_without_baseline"], 1);
+  // fast_1.0@1: L1_1 1 of 2, L2_1 1 of 2 (the H100 sample is not fast) → 0.5.
+  EXPECT_DOUBLE_EQ(vc["fast_1.0@1"].get<double>(), 0.5);
+  // fast_1.5@1: only L1_1's 2.0 → (0.5 + 0) / 2.
+  EXPECT_DOUBLE_EQ(vc["fast_1.5@1"].get<double>(), 0.25);
+  // geomean over 2.0, 0.5, 1.25 = 1.25^(1/3).
+  EXPECT_NEAR(vc["geomean_speedup_vs_compile"].get<double>(), std::cbrt(1.25), 1e-12);
+  EXPECT_EQ(vc["correct_timed_samples"], 3);
+  EXPECT_EQ(r["metrics"]["level_2"]["vs_compile"]["tasks"], 1);
+  EXPECT_DOUBLE_EQ(r["metrics"]["overall"]["fast_1.0@1"].get<double>(), 5.0 / 6) << "vs eager unchanged";
+  EXPECT_EQ(r["baseline"]["missing"], json({"L2_2"}));
+  EXPECT_EQ(r["baseline"]["samples_other_hardware"], 1);
+  EXPECT_EQ(r["baseline"]["statistic"], json({"mean", "median"}));
+  ASSERT_TRUE(r.contains("warnings"));
+  EXPECT_NE(r["warnings"].dump().find("other hardware"), std::string::npos);
+  EXPECT_TRUE(r["fast_p_curves_vs_compile"].contains("overall"));
+  EXPECT_FALSE(r["fast_p_curves_vs_compile"].contains("level_3"));
+  std::string md = ReportMarkdown(r);
+  EXPECT_NE(md.find("## Against torch.compile"), std::string::npos) << md;
+  EXPECT_NE(md.find("| overall | 2 | 3 | 0.750 | 0.500 | 0.250 | 1.000 | 1.08 |"), std::string::npos) << md;
+}
+
+TEST(ReportBaseline, AbsentBaselineLeavesTheReportAsBefore) {
+  json run = {{"keys", json::array({"1"})}, {"tasks", {{"L1_1", {{"level", 1}, {"file", "1_A.py"}}}}}};
+  json r = BuildReport({run, {Timed("L1_1", 1, 0, 100, 3.0)}}, "now");
+  EXPECT_FALSE(r.contains("baseline"));
+  EXPECT_FALSE(r.contains("fast_p_curves_vs_compile"));
+  EXPECT_FALSE(r["metrics"]["overall"].contains("vs_compile"));
+  EXPECT_EQ(ReportMarkdown(r).find("torch.compile"), std::string::npos);
+}
+
+TEST(ReportBaseline, ServerErrorsAreWarned) {
+  json run = {{"keys", json::array({"1", "2"})}};
+  json r = BuildReport({run, {Timed("L1_1", 1, 0, 100, 3.0),
+                              {{"task", "L1_1"}, {"level", 1}, {"sample", 1}, {"status", "server_error"}}}},
+                       "now");
+  EXPECT_DOUBLE_EQ(r["metrics"]["overall"]["pass@1"].get<double>(), 0.5) << "a server error counts as incorrect";
+  EXPECT_NE(r["warnings"].dump().find("server_error"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kz::bench
