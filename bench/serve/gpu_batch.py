@@ -99,7 +99,7 @@ def metric(text, name):
     return float(m.group(1)) if m else None
 
 
-def run_once(args, gpus, batch, run_dir):
+def run_once(args, gpus, batch, run_dir, extra=()):
     os.makedirs(run_dir, exist_ok=True)
     port = free_port()
     db = os.path.join(run_dir, "jobs.db")
@@ -108,6 +108,7 @@ def run_once(args, gpus, batch, run_dir):
     cmd += ["--cpu", "--cpu-slots", str(len(gpus.split(",")))] if args.cpu else ["--gpus", gpus]
     if args.build_threads:
         cmd += ["--build-threads", str(args.build_threads)]
+    cmd += list(extra)
     log = open(os.path.join(run_dir, "serve.log"), "w")
     server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -178,7 +179,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kz", default=os.path.join(ROOT, "build/bin/kz"))
     ap.add_argument("--count", type=int, default=200)
-    ap.add_argument("--gpus", action="append", help="a GPU list per run, e.g. --gpus 0 --gpus 0,1")
+    ap.add_argument("--gpus", action="append",
+                    help="a GPU list per run, e.g. --gpus 0 --gpus 0,1; prefix warm: (fills the caches, not "
+                         "compared) or noprestart: (kz serve --no-prestart, compared with the plain run)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--cache-dir", default="/tmp/kz-gpu-batch-cache")
     ap.add_argument("--timeout", type=float, default=60, help="kz serve --timeout (the hanging samples)")
@@ -190,9 +193,10 @@ def main():
     batch = make_batch(args.count, args.cpu)
     runs = []
     plan = (["warm:" + args.gpus[0].split(",")[0]] if args.warm else []) + (args.gpus or ["0"])
-    for g in plan:
-        name = g.replace(",", "_").replace(":", "_")
-        r = run_once(args, g.split(":")[-1], batch, os.path.join(args.out, "run_" + name))
+    for n, g in enumerate(plan):
+        name = f"{n}_" + g.replace(",", "_").replace(":", "_")
+        extra = ["--no-prestart"] if g.startswith("noprestart:") else []
+        r = run_once(args, g.split(":")[-1], batch, os.path.join(args.out, "run_" + name), extra)
         r["label"] = g
         runs.append(r)
         json.dump(runs, open(os.path.join(args.out, "gpu_batch.json"), "w"), indent=1)
@@ -204,8 +208,12 @@ def main():
         print(f"| {r['label']} | {r['slots']} | {r['samples']} | {r['wall_s']:.1f} | {r['samples_per_hour']:.0f} | "
               f"{r['samples_per_gpu_hour']:.0f} | {u * 100:.1f} % | {len(r['mismatches'])} |" if u else
               f"| {r['label']} | {r['slots']} | {r['samples']} | {r['wall_s']:.1f} | - | - | - | {len(r['mismatches'])} |")
-    timed = [r for r in runs if not r["label"].startswith("warm")]
+    timed = [r for r in runs if not r["label"].startswith(("warm", "noprestart"))]
     single = next((r for r in timed if r["slots"] == 1), None)
+    for r in runs:
+        if r["label"].startswith("noprestart") and single and single["slots"] == r["slots"]:
+            print(f"prestarted children: {r['wall_s'] / single['wall_s']:.2f}x the throughput of fresh ones "
+                  f"({r['label']} {r['wall_s']:.1f} s vs {single['label']} {single['wall_s']:.1f} s)")
     if single:
         for r in timed:
             if r is single:

@@ -58,11 +58,25 @@ def handle(request: dict, channel: Channel) -> dict:
         return _internal_error(op, exc)
 
 
+def _preload() -> None:
+    """KZ_PRELOAD=1: a run child started ahead of its sample (a `kz serve` slot's next
+    child) imports what every run needs before it blocks on its request, so the import
+    overlaps the previous sample's run. No CUDA call, no candidate code: only imports. A
+    failure here is left for the request to meet again, with its real error."""
+    with contextlib.suppress(Exception):
+        import torch  # noqa: F401
+        from . import run  # noqa: F401
+        with contextlib.suppress(ImportError):
+            import triton  # noqa: F401
+
+
 def main() -> None:
     """Serve one request on the protocol fd, then exit 0 without teardown."""
     if FD_ENV not in os.environ:
         print(f"kz_worker: {FD_ENV} is not set; run by the kz supervisor", file=sys.stderr)
         sys.exit(2)
+    if os.environ.get("KZ_PRELOAD") == "1":
+        _preload()
     channel = Channel.from_env()
     try:
         request = channel.read()

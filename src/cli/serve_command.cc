@@ -56,6 +56,9 @@ class ServeCommandImpl : public ServeCommand {
                   "Run jobs on `kz worker`s through Redis Streams at redis://HOST:PORT[/DB] (docs/queue.md); "
                   "default: in this process");
     c->add_option("--queue-prefix", queue_prefix_, "Key prefix in Redis")->capture_default_str();
+    c->add_flag("--no-prestart", no_prestart_,
+                "Start each run child when its sample arrives (default: each slot keeps its next child "
+                "started, torch imported)");
     c->add_flag("--no-run", no_run_, "Accept and store jobs but run none (load tests; they stay queued)");
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
@@ -92,6 +95,7 @@ class ServeCommandImpl : public ServeCommand {
     config.work_dir = db_ + ".work";
     config.max_queue = max_queue_;
     config.run_jobs = !no_run_;
+    config.prestart = !no_prestart_;
     config.remote.url = queue_url_;
     config.remote.prefix = queue_prefix_;
     service::Scheduler scheduler(store.get(), std::move(config));
@@ -152,7 +156,7 @@ class ServeCommandImpl : public ServeCommand {
   std::string host_ = "127.0.0.1", db_;
   int port_ = 8470;
   size_t max_queue_ = 4096;
-  bool no_run_ = false;
+  bool no_run_ = false, no_prestart_ = false;
   double wait_s_ = 600;
   std::optional<int> device_;
   std::vector<int> gpu_list_;

@@ -189,6 +189,13 @@ void Scheduler::BuildLoop() {
 
 void Scheduler::SlotLoop(size_t k) {
   Slot& slot = slots_[k];
+  // The slot's next run child, started ahead: it imports torch while the slot is idle or
+  // running the previous sample, and gets its sample (and its wall clock) in Finish.
+  auto prestart = [&] {
+    return config_.prestart ? verify::Verifier::Prestart(config_.worker, config_.base, slot.gpu)
+                            : verify::Verifier::Prestarted();
+  };
+  verify::Verifier::Prestarted next = prestart();
   for (;;) {
     ActivePtr a;
     {
@@ -210,10 +217,12 @@ void Scheduler::SlotLoop(size_t k) {
       continue;
     }
     util::LogInfo("serve: job " + a->id + " on " + slot.label);
+    verify::Verifier::Prestarted child = std::move(next);
+    next = prestart();
     std::string state(store::kDone);
     json verdict;
     try {
-      verdict = a->verifier->Finish(a->work.front(), slot.gpu);
+      verdict = a->verifier->Finish(a->work.front(), slot.gpu, &child);
     } catch (const std::exception& e) {
       state = store::kFailed;
       verdict = {{"error", std::string("internal error: ") + e.what()}};

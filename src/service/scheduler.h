@@ -47,6 +47,7 @@ class Scheduler {
     size_t cpu_slots = 1;            // CPU mode: slots (children at once)
     size_t build_threads = 1;        // samples staged (screened, compiled) at once
     size_t max_ready = 0;            // staged jobs waiting for a slot at most; 0: 2 x slots + builds
+    bool prestart = true;            // each slot keeps its next run child started (torch imported)
     std::string work_dir;            // per-job directories for the sources
     size_t max_queue = 4096;         // jobs waiting for a slot (remote: for a verdict) at most; more is kFull (429)
     bool run_jobs = true;            // false (--no-run): accept and store, never run (load tests)

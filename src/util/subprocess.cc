@@ -218,7 +218,7 @@ void ProcessSet::EnforceLimits() {
       }
     }
     double elapsed = std::chrono::duration<double>(now - c->start).count();
-    if (!c->forced && c->spec.wall_limit_s > 0 && elapsed >= c->spec.wall_limit_s) {
+    if (!c->forced && !c->spec.hold && c->spec.wall_limit_s > 0 && elapsed >= c->spec.wall_limit_s) {
       c->forced = true;
       c->forced_end = ProcessEnd::kTimedOut;
       c->KillGroup();
@@ -289,7 +289,7 @@ std::vector<std::pair<ProcessSet::Id, ProcessResult>> ProcessSet::WaitAny(int ti
       for (int* fd : {&c->out_fd, &c->err_fd, &c->chan_fd, &c->pid_fd}) {
         if (*fd < 0) continue;
         short ev = POLLIN;
-        if (fd == &c->chan_fd && c->chan_written < c->spec.channel_input.size()) ev |= POLLOUT;
+        if (fd == &c->chan_fd && !c->spec.hold && c->chan_written < c->spec.channel_input.size()) ev |= POLLOUT;
         fds.push_back({*fd, ev, 0});
         owners.emplace_back(c.get(), fd);
       }
@@ -324,6 +324,20 @@ std::vector<std::pair<ProcessSet::Id, ProcessResult>> ProcessSet::WaitAny(int ti
     Reap();
     EnforceLimits();
   }
+}
+
+bool ProcessSet::Release(Id id, std::string channel_input, double wall_limit_s) {
+  Reap();
+  for (auto& c : children_) {
+    if (c->id != id) continue;
+    if (!c->spec.hold || c->pid <= 0 || c->reaped || c->forced) return false;
+    c->spec.channel_input = std::move(channel_input);
+    c->spec.wall_limit_s = wall_limit_s;
+    c->spec.hold = false;
+    c->start = Clock::now();
+    return true;
+  }
+  return false;
 }
 
 ProcessResult RunProcess(ProcessSpec spec) {

@@ -31,6 +31,7 @@ struct ProcessSpec {
   uint64_t max_rss_bytes = 0;                               // process-group RSS limit; 0 = none
   size_t tail_bytes = 8192;                                 // kept of stdout and of stderr
   size_t max_channel_bytes = 64u << 20;                     // more is dropped and flagged
+  bool hold = false;  // parked: no channel input and no wall limit until ProcessSet::Release
 };
 
 enum class ProcessEnd { kExited, kSignaled, kTimedOut, kMemoryExceeded, kSpawnFailed };
@@ -65,6 +66,12 @@ class ProcessSet {
   // Polls until at least one child has finished (its group killed, its pipes drained) or
   // `timeout_ms` passes (-1: no timeout). Returns the finished children.
   std::vector<std::pair<Id, ProcessResult>> WaitAny(int timeout_ms = -1);
+
+  // A child started with `hold` (e.g. a worker that has imported its libraries and waits
+  // for its request): sets its channel input and wall limit and starts its clock now
+  // (ProcessResult::wall_s counts from here). False, and nothing changes, when the child
+  // is unknown, was not held, or has already exited or failed to spawn: start a new one.
+  bool Release(Id id, std::string channel_input, double wall_limit_s);
 
   // Children started and not yet returned by WaitAny().
   size_t running() const;

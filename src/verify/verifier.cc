@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "compile/builder.h"
 #include "compile/extract_cache.h"
@@ -247,15 +248,56 @@ json Verifier::RunOptions(bool on_gpu) const {
           {"integrity", options_.integrity}};
 }
 
-void Verifier::Run(Work& w, const std::optional<Gpu>& gpu) const {
+std::vector<std::pair<std::string, std::string>> Verifier::RunEnv(const std::optional<Gpu>& gpu,
+                                                                  const std::string& scratch) {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"CUDA_VISIBLE_DEVICES", gpu ? std::to_string(gpu->index) : ""},
+      {"TORCH_EXTENSIONS_DIR", scratch.empty() ? "/tmp" : scratch}};
+  if (!gpu) env.emplace_back("TRITON_INTERPRET", "1");
+  return env;
+}
+
+Verifier::Prestarted Verifier::Prestart(const worker::WorkerConfig& worker, const VerifyOptions& options,
+                                        const std::optional<Gpu>& gpu) {
+  Prestarted p;
+  std::string err;
+  p.scratch = util::MakeTempDir(compile::ExtensionCache(options.cache_dir).root() + "/tmp", "run-", &err);
+  p.gpu = gpu;
+  worker::WorkerCall call;  // its request comes with the sample (Release)
+  call.env = RunEnv(gpu, p.scratch);
+  call.env.emplace_back("KZ_PRELOAD", "1");
+  call.max_rss_bytes = options.max_host_mem_mib << 20;
+  util::ProcessSpec spec = worker::MakeWorkerSpec(worker, call);
+  spec.channel_input.clear();
+  spec.hold = true;
+  p.set = std::make_unique<util::ProcessSet>();
+  p.id = p.set->Start(std::move(spec));
+  return p;
+}
+
+Verifier::Prestarted& Verifier::Prestarted::operator=(Prestarted&& o) noexcept {
+  if (this == &o) return *this;
+  Reset();
+  set = std::move(o.set);
+  id = o.id;
+  scratch = std::exchange(o.scratch, std::string());
+  gpu = o.gpu;
+  return *this;
+}
+
+void Verifier::Prestarted::Reset() {
+  set.reset();  // kills a child that never got its sample
+  if (!scratch.empty()) util::RemoveAll(scratch);
+  scratch.clear();
+}
+
+void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) const {
   bool cuda = w.backend == "cuda";
   if (cuda && !gpu) {
     SetOutcome(w.verdict, Status::kNotRun,
                "CUDA candidate compiled; it cannot run here: no GPU on this host");
     return;
   }
-  std::string err;
-  std::string scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
   worker::WorkerCall call;
   call.request = {{"op", "run"},
                   {"task_path", util::AbsolutePath(w.sample->task_path)},
@@ -264,17 +306,27 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu) const {
                   {"device", gpu ? "cuda" : "cpu"},
                   {"prebuilt", w.prebuilt},
                   {"options", RunOptions(gpu.has_value())}};
-  call.env = {{"CUDA_VISIBLE_DEVICES", gpu ? std::to_string(gpu->index) : ""},
-              {"TORCH_EXTENSIONS_DIR", scratch.empty() ? "/tmp" : scratch}};
-  if (!gpu) call.env.emplace_back("TRITON_INTERPRET", "1");
   call.wall_limit_s = options_.timeout_s;
   call.max_rss_bytes = options_.max_host_mem_mib << 20;
-  util::ProcessSet set;
-  set.Start(worker::MakeWorkerSpec(worker_, call));
-  WaitAll(set, [&](util::ProcessSet::Id, util::ProcessResult proc) {
+  Prestarted own;
+  bool used_pre = false;
+  bool same_device = pre && pre->set && (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1);
+  if (same_device && pre->set->Release(pre->id, worker::MakeWorkerSpec(worker_, call).channel_input,
+                                       call.wall_limit_s)) {
+    own = std::move(*pre);
+    used_pre = true;
+  } else {
+    std::string err;
+    own.scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
+    call.env = RunEnv(gpu, own.scratch);
+    own.set = std::make_unique<util::ProcessSet>();
+    own.set->Start(worker::MakeWorkerSpec(worker_, call));
+  }
+  if (pre) *pre = Prestarted();  // consumed (or stale: dropped)
+  WaitAll(*own.set, [&](util::ProcessSet::Id, util::ProcessResult proc) {
     ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));
   });
-  if (!scratch.empty()) util::RemoveAll(scratch);
+  if (used_pre && w.verdict["child"].is_object()) w.verdict["child"]["prestarted"] = true;
 }
 
 std::vector<Verifier::Work> Verifier::Stage(const std::vector<Sample>& samples) const {
@@ -286,10 +338,10 @@ std::vector<Verifier::Work> Verifier::Stage(const std::vector<Sample>& samples) 
   return work;
 }
 
-json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override) const {
+json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override, Prestarted* pre) const {
   const std::optional<Gpu>& gpu = gpu_override ? gpu_override : gpu_;
   if (!w.done && Cancelled()) SetOutcome(w.verdict, Status::kRuntimeError, "verification cancelled", "cancelled");
-  else if (!w.done) Run(w, gpu);
+  else if (!w.done) Run(w, gpu, pre);
   if (w.verdict["device"].empty())
     w.verdict["device"] = gpu ? json{{"kind", "cuda"}, {"index", gpu->index}, {"name", gpu->name}}
                               : json{{"kind", "cpu"}, {"triton_interpret", w.backend == "triton"}};

@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "compile/builder.h"
 #include "compile/cache.h"
+#include "util/subprocess.h"
 #include "verify/device.h"
 #include "verify/sample.h"
 #include "worker/worker_client.h"
@@ -53,7 +55,27 @@ class Verifier {
   // into `samples`: the vector must outlive it (not a temporary).
   std::vector<Work> Stage(const std::vector<Sample>& samples) const;
   static bool Final(const Work& w) { return w.done; }
-  nlohmann::json Finish(Work& w, const std::optional<Gpu>& gpu) const;
+  // `pre` (may be null): a run child started ahead for this GPU; used if still alive,
+  // else a fresh child is started as usual. Consumed either way.
+  struct Prestarted;
+  nlohmann::json Finish(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre = nullptr) const;
+
+  // A run child started ahead of its sample (for a kz serve slot): it imports torch and
+  // waits for its request (KZ_PRELOAD=1), in the environment a run child on `gpu` gets; its
+  // wall limit starts when Finish hands it a sample. Dropping it kills it.
+  struct Prestarted {
+    Prestarted() = default;
+    Prestarted(Prestarted&& o) noexcept { *this = std::move(o); }
+    Prestarted& operator=(Prestarted&& o) noexcept;
+    ~Prestarted() { Reset(); }
+    void Reset();
+    std::unique_ptr<util::ProcessSet> set;
+    util::ProcessSet::Id id = 0;
+    std::string scratch;         // its TORCH_EXTENSIONS_DIR; removed with it
+    std::optional<Gpu> gpu;
+  };
+  static Prestarted Prestart(const worker::WorkerConfig& worker, const VerifyOptions& options,
+                             const std::optional<Gpu>& gpu);
 
   // Cancellation (kz serve's DELETE of a running job): `cancelled` is polled (from the
   // thread running VerifyAll, every kCancelPollMs) while children run; once it returns
@@ -77,7 +99,10 @@ class Verifier {
   void ExtractAll(std::vector<Work>& work) const;
   void CompileAll(std::vector<Work>& work) const;
   void ApplyBuild(Work& w, const compile::BuildResult& r) const;
-  void Run(Work& w, const std::optional<Gpu>& gpu) const;
+  void Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) const;
+  // The run child's environment on `gpu` with `scratch` as its extensions directory.
+  static std::vector<std::pair<std::string, std::string>> RunEnv(const std::optional<Gpu>& gpu,
+                                                                 const std::string& scratch);
   nlohmann::json RunOptions(bool on_gpu) const;
 
   worker::WorkerConfig worker_;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kz serve's pipeline with several slots, on the CPU (--cpu-slots 2 --build-threads 2; the
-# same code drives one slot per GPU): two jobs run at once, each slot accounts its busy
+# same code drives one slot per GPU): two jobs run at once, in children each slot started
+# ahead (child.prestarted), each slot accounts its busy
 # time, a job whose verdict is known at staging (screen rejection) finishes while both
 # slots are busy, a staged job waiting for a slot can be cancelled (it never starts), and
 # jobs staged when the server stops are run after a restart. Every wait is bounded.
@@ -70,6 +71,9 @@ import json, sys, urllib.request
 base, ids = sys.argv[1], sys.argv[2:]
 jobs = [json.load(urllib.request.urlopen(f"{base}/v1/jobs/{i}")) for i in ids]
 assert all(j["verdict"]["status"] == "correct" for j in jobs), [j["verdict"]["status"] for j in jobs]
+pre = sum(1 for j in jobs if j["verdict"]["child"].get("prestarted"))
+print(f"     {pre} of {len(jobs)} ran in a child the slot had started ahead (torch imported)")
+assert pre >= 2, pre
 iv = sorted((j["started_at_ms"], j["finished_at_ms"]) for j in jobs)
 overlaps = sum(1 for a in iv for b in iv if a < b and b[0] < a[1])
 print(f"     run intervals (ms from first start): {[(s - iv[0][0], e - iv[0][0]) for s, e in iv]}")

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <thread>
 
 #include "util/frame.h"
 
@@ -104,4 +105,49 @@ TEST(Subprocess, EnvironmentIsSetAndUnset) {
   EXPECT_EQ(RunProcess(spec).stdout_tail, "1-nohome\n");
 }
 
+}  // namespace kz::util
+
+namespace kz::util {
+// A held child gets neither its channel input nor a wall limit until Release; then its
+// clock starts: parked longer than its limit, it is not killed, and wall_s counts from
+// the release.
+TEST(Subprocess, HeldChildWaitsForItsRelease) {
+  ProcessSpec spec = Sh("head -c 5 <&3 >&2");
+  spec.channel = true;
+  spec.hold = true;
+  spec.wall_limit_s = 0.3;
+  ProcessSet set;
+  auto id = set.Start(std::move(spec));
+  EXPECT_TRUE(set.WaitAny(800).empty());  // parked past its limit: still alive
+  ASSERT_TRUE(set.Release(id, "hello", 5));
+  EXPECT_FALSE(set.Release(id, "again", 5));  // released already
+  auto done = set.WaitAny(5000);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].second.end, ProcessEnd::kExited);
+  EXPECT_EQ(done[0].second.stderr_tail, "hello");
+  EXPECT_LT(done[0].second.wall_s, 0.7);
+}
+
+TEST(Subprocess, ReleaseOfAnExitedChildFails) {
+  ProcessSpec spec = Sh("exit 3");
+  spec.channel = true;
+  spec.hold = true;
+  ProcessSet set;
+  auto id = set.Start(std::move(spec));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(set.Release(id, "x", 5));
+  EXPECT_FALSE(set.Release(id + 100, "x", 5));  // unknown id
+}
+
+TEST(Subprocess, HeldChildStillHasItsMemoryLimitAndDiesWithTheSet) {
+  ProcessSpec spec = Sh("sleep 30");
+  spec.channel = true;
+  spec.hold = true;
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    ProcessSet set;
+    set.Start(std::move(spec));
+  }  // the destructor kills the parked group
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5);
+}
 }  // namespace kz::util
