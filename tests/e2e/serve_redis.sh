@@ -9,25 +9,13 @@
 KZ=$1
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
-command -v redis-server >/dev/null && command -v redis-cli >/dev/null ||
-  { echo "SKIP redis-server/redis-cli are not installed (scripts/setup.sh installs them)"; exit 77; }
-RPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-URL=redis://127.0.0.1:$RPORT
-REDIS="" WORKERS=()
+source "$(dirname "$0")/redis_lib.sh"
+WORKERS=()
 stop_all() { for p in "${WORKERS[@]}" $REDIS; do kill -KILL "$p" 2>/dev/null; done; cleanup; }
 trap stop_all EXIT
 SERVE_FLAGS=(--queue "$URL" --max-batch 200)
 CACHE_DIR=$TMP/cache
 check() { if eval "$2"; then ok "$1"; else bad "$1 ($2)"; fi; }
-rcli() { redis-cli -p "$RPORT" "$@"; }
-start_redis() {
-  mkdir -p "$TMP/redis"
-  redis-server --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --appendonly yes --appendfsync always \
-    --save '' --daemonize no --logfile "$TMP/redis.log" &
-  REDIS=$!
-  for _ in $(seq 200); do [[ $(rcli ping 2>/dev/null) == PONG ]] && return 0; sleep 0.1; done
-  echo "FAIL redis-server did not come up"; exit 1
-}
 start_worker() {
   "$KZ" worker --cpu --queue "$URL" --name "w$1" --reclaim-after 5 --timeout 120 --cache-dir "$TMP/cache" \
     >"$TMP/w$1.log" 2>&1 &

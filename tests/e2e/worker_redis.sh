@@ -11,10 +11,7 @@
 KZ=$1
 TOOL=$2
 source "$(dirname "$0")/lib.sh"
-command -v redis-server >/dev/null && command -v redis-cli >/dev/null ||
-  { echo "SKIP redis-server/redis-cli are not installed (scripts/setup.sh installs them)"; exit 77; }
 TMP=$(mktemp -d)
-REDIS=""
 WORKERS=()
 COLLECTOR=""
 cleanup() {
@@ -23,25 +20,10 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-URL=redis://127.0.0.1:$PORT
+source "$(dirname "$0")/redis_lib.sh"
 REAL=24 CHEATS=476 TOTAL=500
 ok() { PASSES=$((PASSES + 1)); echo "ok   $1"; }
 bad() { FAILS=$((FAILS + 1)); echo "FAIL $1"; }
-rcli() { redis-cli -p "$PORT" "$@"; }
-
-# start_redis: on $PORT with the data in $TMP/redis; waits (<= 20 s) for PONG (not LOADING).
-start_redis() {
-  mkdir -p "$TMP/redis"
-  redis-server --port "$PORT" --bind 127.0.0.1 --dir "$TMP/redis" --appendonly yes --appendfsync always \
-    --save '' --daemonize no --logfile "$TMP/redis.log" &
-  REDIS=$!
-  for _ in $(seq 200); do
-    [[ $(rcli ping 2>/dev/null) == PONG ]] && return 0
-    sleep 0.1
-  done
-  echo "FAIL redis-server did not come up"; tail -20 "$TMP/redis.log"; exit 1
-}
 start_worker() {  # start_worker N
   "$KZ" worker --cpu --queue "$URL" --name "w$1" --reclaim-after 5 --timeout 120 --cache-dir "$TMP/cache" \
     >"$TMP/w$1.log" 2>&1 &
