@@ -97,7 +97,11 @@ PY
 cp $S/level1/1_ReLU.py "$F/level1/4_ReLU.py"
 expect_exit 0 "failing tasks do not abort the run" -- "${BL[@]}" --suite "$F" --out "$W/fail_out" --timeout 30
 cp "$ERR_FILE" "$W/fail.err"
-err_contains "failures counted (compile 1, crash 2, hang 2)" "4 tasks timed, 0 cached, 5 failures"
+# 5 failures (compile 1, crash 2, hang 2); 6 when the good task's torch.compile on a loaded
+# CPU also passes the 30 s limit (seen in CI: inductor's import and g++ alone take ~20 s).
+if grep -qE "4 tasks timed, 0 cached, [56] failures" "$ERR_FILE"; then
+  PASSES=$((PASSES + 1)); echo "ok   failures counted (compile 1, crash 2, hang 2)"
+else FAILS=$((FAILS + 1)); echo "FAIL failures not counted: $(grep 'tasks timed' "$ERR_FILE")"; fi
 err_contains "compile error on stderr" "L1_1 compile: compile_error"
 err_contains "timeout on stderr" "L1_3 eager: timeout"
 FC=$W/fail_out/baseline_time_torch_compile_inductor_default.json
@@ -107,7 +111,8 @@ pycheck "eager of the compile-refusing task timed" "$FE" 'j["level1"]["1_NoCompi
 pycheck "crash recorded (eager)" "$FE" 'j["level1"]["2_Crash.py"]["error"]["kind"] == "crash" and "exited with code 9" in j["level1"]["2_Crash.py"]["error"]["message"]'
 pycheck "crash recorded (compile)" "$FC" 'j["level1"]["2_Crash.py"]["error"]["kind"] == "crash"'
 pycheck "hang recorded as timeout" "$FE" 'j["level1"]["3_Hang.py"]["error"]["kind"] == "timeout"'
-pycheck "the good task after them is timed" "$FC" 'j["level1"]["4_ReLU.py"]["mean"] > 0' || tail -c 3000 "$W/fail.err"
+pycheck "the good task after them is timed" "$FE" 'j["level1"]["4_ReLU.py"]["mean"] > 0' || tail -c 3000 "$W/fail.err"
+pycheck "its compile entry is timed or a timeout" "$FC" 'j["level1"]["4_ReLU.py"]["mean"] or j["level1"]["4_ReLU.py"]["error"]["kind"] == "timeout"'
 
 # kz bench --baseline: the report gains the vs-compile parts (no candidate timing on a CPU:
 # counts and structure only; the arithmetic is unit-tested).
