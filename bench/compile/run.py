@@ -7,13 +7,18 @@
    precompiled header already on the host and on a host that has none yet.
 4. Cache hit: the compile-stage seconds of a resubmitted sample.
 
+Every phase also records its CPU-seconds (user + sys of all its child processes, from
+getrusage(RUSAGE_CHILDREN)): the cost that decides throughput once all cores are busy.
+
 Usage: python bench/compile/run.py --kz build/bin/kz [--jobs N] [--count 32] [--out DIR]
+       [--skip-baseline] (farm only: no load_inline builds) [--work DIR]
 Prints a table last; writes OUT/compile_bench.json.
 """
 import argparse
 import concurrent.futures as cf
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -21,6 +26,11 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def sh(cmd, env=None, timeout=3600):
@@ -45,13 +55,15 @@ def baseline(python, cands, jobs, scratch):
 
 
 def farm(kz, manifest_lines, jobs, cache, tag, out, extra=()):
+    """(verdicts, wall s, CPU s) of one `kz verify --cpu` over `manifest_lines`."""
     manifest = os.path.join(out, f"manifest_{tag}.jsonl")
     with open(manifest, "w") as f:
         f.writelines(json.dumps(line) + "\n" for line in manifest_lines)
+    cpu0 = children_cpu()
     p, wall = sh([kz, "-q", "verify", "--cpu", "--json", "--manifest", manifest, "--cache-dir", cache,
                   "-j", str(jobs), *extra])
     verdicts = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
-    return verdicts, wall
+    return verdicts, wall, children_cpu() - cpu0
 
 
 def libs(verdicts):
@@ -66,8 +78,11 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/kz-compile-bench"))
     ap.add_argument("--python", default=os.environ.get("KZ_PYTHON", sys.executable))
     ap.add_argument("--skip-baseline-throughput", action="store_true")
+    ap.add_argument("--skip-baseline", action="store_true", help="farm only: no load_inline builds at all")
+    ap.add_argument("--work", default="/tmp/kz-compile-bench-work",
+                    help="samples and the farm's cache (compile-verify reads the default)")
     args = ap.parse_args()
-    work = "/tmp/kz-compile-bench-work"
+    work = args.work
     shutil.rmtree(work, ignore_errors=True)
     subprocess.run([args.python, os.path.join(HERE, "make_samples.py"), work, "--count", str(args.count + 3)], check=True)
     lines = [json.loads(l) for l in open(os.path.join(work, "manifest.jsonl"))]
@@ -82,21 +97,29 @@ def main():
     # Cold single-sample latency: a host with no PCH yet (this also builds the host's PCH,
     # a one-time cost, which the throughput run below then finds), then load_inline alone.
     cache = os.path.join(work, "cache")
-    v, wall = farm(args.kz, [held[0]], 1, cache, "single_nopch", work)
+    v, wall, cpu = farm(args.kz, [held[0]], 1, cache, "single_nopch", work)
     res["farm_single_no_pch_s"], res["farm_single_no_pch_build"] = wall, libs(v)
-    b = baseline_one(args.python, held[1]["candidate"], os.path.join(work, "single-baseline"))
-    res["load_inline_single_s"] = b["seconds"]
+    res["farm_single_no_pch_cpu_s"] = cpu
+    if not args.skip_baseline:
+        cpu0 = children_cpu()
+        b = baseline_one(args.python, held[1]["candidate"], os.path.join(work, "single-baseline"))
+        res["load_inline_single_s"], res["load_inline_single_cpu_s"] = b["seconds"], children_cpu() - cpu0
     save()
 
     # Throughput on the same cores.
-    verdicts, wall = farm(args.kz, bench, args.jobs, cache, "farm", work)
+    verdicts, wall, cpu = farm(args.kz, bench, args.jobs, cache, "farm", work)
     built = libs(verdicts)
     res["farm_wall_s"], res["farm_ok"] = wall, sum(1 for lib in built if lib["ok"])
+    res["farm_cpu_s"], res["farm_cpu_per_sample_s"] = cpu, cpu / len(bench)
     res["farm_header_modes"] = {m: sum(1 for l in built if l.get("build", {}).get("header_mode") == m) for m in ("split", "lite", "full")}
+    res["farm_host_headers"] = {h: sum(1 for l in built if l.get("build", {}).get("host_header") == h) for h in ("slim", "torch")}
+    res["farm_fallbacks"] = [[l["name"], l["build"]["fallbacks"]] for l in built if l.get("build", {}).get("fallbacks")]
     res["farm_build_seconds"] = [l["seconds"] for l in built]
     save()
-    if not args.skip_baseline_throughput:
+    if not args.skip_baseline_throughput and not args.skip_baseline:
+        cpu0 = children_cpu()
         rows, bwall = baseline(args.python, [l["candidate"] for l in bench], args.jobs, os.path.join(work, "baseline"))
+        res["load_inline_cpu_s"] = children_cpu() - cpu0
         res["load_inline_wall_s"], res["load_inline_ok"] = bwall, sum(r["ok"] for r in rows)
         res["load_inline_seconds"] = [r["seconds"] for r in rows]
         res["load_inline_errors"] = [r for r in rows if not r["ok"]][:3]
@@ -105,11 +128,12 @@ def main():
     # Cold single with the PCH present (held-out sample), then a cache hit.
     singles = []
     for h in held[1:3]:
-        v, wall = farm(args.kz, [h], 1, cache, "single", work)
-        singles.append({"wall_s": wall, "build": libs(v)})
+        v, wall, cpu = farm(args.kz, [h], 1, cache, "single", work)
+        singles.append({"wall_s": wall, "cpu_s": cpu, "build": libs(v)})
     res["farm_single_s"] = [s["wall_s"] for s in singles]
+    res["farm_single_cpu_s"] = [s["cpu_s"] for s in singles]
     res["farm_single_build_s"] = [s["build"][0]["seconds"] for s in singles if s["build"]]
-    v, wall = farm(args.kz, [bench[0]], 1, cache, "hit", work)
+    v, wall, _ = farm(args.kz, [bench[0]], 1, cache, "hit", work)
     res["cache_hit_lookup_s"], res["cache_hit_request_wall_s"] = libs(v)[0]["seconds"], wall
     save()
 
@@ -122,11 +146,19 @@ def main():
         print(f"| {n} distinct samples, wall s | {res['load_inline_wall_s']:.1f} | {res['farm_wall_s']:.1f} | |")
         print(f"| throughput, samples/min | {base_rate:.1f} | {farm_rate:.1f} | {farm_rate / base_rate:.2f}x |")
         print(f"| built ok | {res['load_inline_ok']}/{n} | {res['farm_ok']}/{n} | |")
-    print(f"| cold single sample, s (farm: PCH present; build only) | {res['load_inline_single_s']:.1f} | "
+    else:
+        print(f"| {n} distinct samples, wall s | | {res['farm_wall_s']:.1f} | |")
+        print(f"| built ok | | {res['farm_ok']}/{n} | |")
+    base_cpu = f"{res['load_inline_cpu_s'] / n:.1f}" if "load_inline_cpu_s" in res else ""
+    print(f"| CPU-seconds per sample (all child processes) | {base_cpu} | {res['farm_cpu_per_sample_s']:.2f} | |")
+    print(f"| farm CPU-seconds / 16 cores (projected 16-core wall, s) | | {res['farm_cpu_s'] / 16:.1f} | |")
+    single = f"{res['load_inline_single_s']:.1f}" if "load_inline_single_s" in res else ""
+    print(f"| cold single sample, s (farm: PCH present; build only) | {single} | "
           f"{statistics.median(res['farm_single_s']):.1f} ({statistics.median(res['farm_single_build_s'] or [0]):.1f}) | |")
     print(f"| cold single sample on a host without the PCH, s | | {res['farm_single_no_pch_s']:.1f} | |")
     print(f"| cache hit: lookup / whole request, ms | | {res['cache_hit_lookup_s']*1000:.1f} / {res['cache_hit_request_wall_s']*1000:.0f} | |")
     print(f"| header modes (split/lite/full) | | {res['farm_header_modes']} | |")
+    print(f"| host headers (slim/torch) | | {res['farm_host_headers']} | |")
 
 
 if __name__ == "__main__":

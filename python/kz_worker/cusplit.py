@@ -42,9 +42,15 @@ DEVICE_PRELUDE = """// Written by KernelZero's build farm: the torch-free device
 #include <type_traits>
 #include <utility>
 #include <cuda_runtime.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-""" + cusplit_templates.LAUNCH_STRUCT
+"""
+# torch's headers also pull in cuda_fp16.h and cuda_bf16.h (c10's Half and BFloat16): ~0.2 s
+# of nvcc's ~0.85 s for a small device part, so they are included only for a source that
+# names something of theirs (a type or intrinsic mentioning half/bfloat16, `__h*`, `h2*`,
+# `hexp`-style math). A source that uses them without such a name fails to compile split
+# and is built by the next header mode: time, not behaviour.
+HALF_PRELUDE = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+_HALF_NAMES = re.compile(r"half|bfloat|bf16|fp16|\b__nv_\w|\b__h\w|\bh2\w|"
+                         r"\bh(exp|log|sqrt|rsqrt|rcp|sin|cos|tanh|ceil|floor|trunc|rint)\w*\s*\(")
 
 HOST_PRELUDE = """// Written by KernelZero's build farm: the host part of cuda.cu (kernels are
 // defined in cuda.cu's device part; launches call their host stubs, as nvcc emits them).
@@ -300,7 +306,8 @@ def split(cuda_cu: str) -> Split:
     if "__global__" not in code:
         raise Unsplittable("no __global__ kernel")
     items = _items(cuda_cu, code, 0, len(cuda_cu))
-    kernels, templates, device, host = [], {}, [DEVICE_PRELUDE], [HOST_PRELUDE]
+    prelude = DEVICE_PRELUDE + (HALF_PRELUDE if _HALF_NAMES.search(cuda_cu) else "") + cusplit_templates.LAUNCH_STRUCT
+    kernels, templates, device, host = [], {}, [prelude], [HOST_PRELUDE]
     _emit(items, cuda_cu, kernels, templates, device, host)
     host_text = "".join(host)
     if templates:

@@ -3,18 +3,26 @@
 Torch's own `load_inline` writes `main.cpp`, `cuda.cu` and `build.ninja`; `accelerated()`
 hooks its ninja step and, before ninja runs:
 
-- host: adds a GCC precompiled header of `<torch/extension.h>` to `main.cpp`'s flags,
-  built once per exact flag set under `pch_root` (GCC checks a PCH against the flags and
-  ignores an unusable one: a mismatch costs time, never correctness; `-Winvalid-pch`
-  says so in the log);
+- host (`host_header`): main.cpp (with, in split mode, cuda.cu's host part) is compiled
+  against a GCC precompiled header, built once per exact flag set under `pch_root` (GCC
+  checks a PCH against the flags and ignores an unusable one: a mismatch costs time, never
+  correctness; `-Winvalid-pch` says so in the log). First against `kz_torch_host.h`
+  (`slim`): `<torch/types.h>`, the header torch's own cuda.cu layout includes, and the
+  Python binding headers of `<torch/python.h>`, i.e. `<torch/extension.h>` without torch's
+  C++ frontend (`<torch/all.h>`: nn, optim, data, serialize, jit, ...), whose inline
+  functions GCC would otherwise instantiate and emit again in every build (~2.5 s of ~5 s).
+  A main.cpp that fails to compile against it, or whose sources include a header of the
+  frontend, is built against `<torch/extension.h>` (`torch`), as is the last mode always;
 - device, fastest first (`header_mode`):
-  `split`: cuda.cu is cut into a torch-free device part (nvcc, ~1 s) and a host part
+  `split`: cuda.cu is cut into a torch-free device part (nvcc, ~0.7 s) and a host part
   appended to main.cpp (g++ with the PCH); see cusplit.py;
   `lite`: cuda.cu is compiled against `kz_torch_lite.h` instead of `<torch/types.h>` /
   `<torch/extension.h>` (the Tensor class, factory ops, the `torch::` names and dtype
   constants: a subset of the same declarations);
-  `full`: torch's own files. A mode that fails to compile or link falls back to the next,
-  so a source that needs more than a mode offers costs time, never correctness.
+  `full`: torch's own files. A mode that fails to compile or link falls back to the next
+  (an object whose source and flags did not change is kept), so a source that needs more
+  than a mode offers costs time, never correctness;
+- link: with `ld.lld` (else `ld.gold`) when installed, else (or if that fails) the default.
 
 `run_modes` is that sequence for any ninja runner: torch's (`accelerated`) or the
 torch-free one of ninja_template.py (`check_symbols_nm` then checks a split build).
@@ -26,15 +34,45 @@ import fcntl
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from . import cusplit
 
 LITE_NAME = "kz_torch_lite.h"
 PCH_NAME = "kz_torch_ext.h"
+SLIM_NAME = "kz_torch_host.h"
 _TORCH_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]torch/(types|extension)\.h[>"]\s*$', re.M)
+_INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+_FAILED = re.compile(r"^FAILED: (?:\[code=\d+\] )?(.*?)\s*$", re.M)   # ninja 1.11 / 1.12+
+
+# <torch/extension.h> is <torch/all.h> (torch's C++ frontend) + <torch/python.h>; this is
+# <torch/types.h> (what torch's cuda.cu layout includes) and torch/python.h's binding
+# headers (pybind11 with torch's type casters, wrap_pybind_function, THP* wrappers), without
+# the frontend: every declaration here is one <torch/extension.h> makes, from the same file.
+SLIM_HEADER = """// Written by KernelZero's build farm: <torch/extension.h> without torch's C++ frontend.
+#ifndef KZ_TORCH_HOST_H
+#define KZ_TORCH_HOST_H
+#include <torch/types.h>
+#include <torch/csrc/Device.h>
+#include <torch/csrc/Dtype.h>
+#include <torch/csrc/DynamicTypes.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/python_headers.h>
+#include <torch/csrc/utils/pybind.h>
+#include <torch/csrc/utils/python_numbers.h>
+#include <torch/csrc/utils/python_tuples.h>
+#include <iterator>
+#include <string>
+#include <utility>
+#endif
+"""
+_PCH_TEXT = {PCH_NAME: "#include <torch/extension.h>\n", SLIM_NAME: SLIM_HEADER}
+FRONTEND_LIST = "frontend.txt"   # in a slim PCH's directory: headers only the full one has
 
 LITE_HEADER = """// Written by KernelZero's build farm: a lighter stand-in for <torch/types.h>.
 #pragma once
@@ -98,43 +136,67 @@ def _torch_version() -> str:
     return probe()["torch"] or ""
 
 
-def ensure_pch(pch_root: str, cxx: str, cflags: str) -> tuple[str, float]:
-    """Directory holding a PCH of <torch/extension.h> for exactly these flags (built once,
-    under a lock, written to a temp file and renamed). Returns (dir, seconds spent)."""
-    flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags).split()
-    key = hashlib.sha256(("\0".join([cxx, _torch_version()] + flags)).encode()).hexdigest()[:24]
+def _pch_flags(cflags: str) -> list:
+    return re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags).split()
+
+
+def _deps(cxx: str, flags: list, header: str) -> set:
+    """Real paths of every file `header` includes (g++ -M, preprocessing only, ~1 s)."""
+    out = subprocess.run([cxx, *flags, "-M", "-x", "c++", header], check=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True).stdout
+    words = out.replace("\\\n", " ").split()
+    return {os.path.realpath(w) for w in words[1:] if not w.endswith(":")}
+
+
+def _write_frontend_list(pch_dir: str, cxx: str, flags: list) -> None:
+    """Write FRONTEND_LIST next to a slim PCH: the headers <torch/extension.h> includes and
+    the slim header does not. A source including one of them is built against the full PCH
+    (against the slim one, GCC would parse that header from text). Best effort."""
+    full = os.path.join(pch_dir, "kz_full_closure.h")
+    try:
+        _write(full, _PCH_TEXT[PCH_NAME])
+        only = {p for p in _deps(cxx, flags, full) - _deps(cxx, flags, os.path.join(pch_dir, SLIM_NAME))
+                if "/torch/include/" in p}    # torch's own headers (pybind11's too), not <queue>
+        tmp = f"{os.path.join(pch_dir, FRONTEND_LIST)}.tmp.{os.getpid()}"
+        _write(tmp, "".join(f"{p}\n" for p in sorted(only)))
+        os.rename(tmp, os.path.join(pch_dir, FRONTEND_LIST))
+    except (OSError, subprocess.CalledProcessError):
+        pass
+
+
+def ensure_pch(pch_root: str, cxx: str, cflags: str, header: str = PCH_NAME) -> tuple[str, float]:
+    """Directory holding a PCH of `header` (PCH_NAME: <torch/extension.h>, SLIM_NAME:
+    SLIM_HEADER) for exactly these flags (built once, under a lock, written to a temp file
+    and renamed). Returns (dir, seconds spent)."""
+    flags = _pch_flags(cflags)
+    fields = [cxx, _torch_version()] + flags
+    if header != PCH_NAME:                    # (the full PCH keeps the key it always had)
+        fields = [header, _PCH_TEXT[header]] + fields
+    key = hashlib.sha256(("\0".join(fields)).encode()).hexdigest()[:24]
     pch_dir = os.path.join(pch_root, key)
-    gch = os.path.join(pch_dir, PCH_NAME + ".gch")
+    gch = os.path.join(pch_dir, header + ".gch")
+    failed = os.path.join(pch_dir, header + ".failed")
     if os.path.isfile(gch):
         return pch_dir, 0.0
+    if os.path.isfile(failed):                # the slim header does not compile here
+        raise OSError(f"{header} did not compile with these flags: {_read(failed)}")
     os.makedirs(pch_dir, exist_ok=True)
     start = time.monotonic()
     with open(os.path.join(pch_root, key + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not os.path.isfile(gch):
-            with open(os.path.join(pch_dir, PCH_NAME), "w") as f:
-                f.write("#include <torch/extension.h>\n")
+            with open(os.path.join(pch_dir, header), "w") as f:
+                f.write(_PCH_TEXT[header])
             tmp = f"{gch}.tmp.{os.getpid()}"
-            cmd = [cxx, *flags, "-x", "c++-header", os.path.join(pch_dir, PCH_NAME), "-o", tmp]
-            subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            cmd = [cxx, *flags, "-x", "c++-header", os.path.join(pch_dir, header), "-o", tmp]
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if done.returncode == 1 and header != PCH_NAME and "error" in done.stdout:
+                _write(failed, done.stdout[-2000:])   # a compile error, not a killed compiler
+            done.check_returncode()
+            if header == SLIM_NAME:
+                _write_frontend_list(pch_dir, cxx, flags)
             os.rename(tmp, gch)
     return pch_dir, time.monotonic() - start
-
-
-def _add_pch(build_dir: str, pch_root: str, report: dict) -> None:
-    """Give main.cpp's compile the precompiled torch header (report says whether)."""
-    ninja = os.path.join(build_dir, "build.ninja")
-    nv = _ninja_vars(ninja)
-    if not pch_root or "cflags" not in nv:
-        return
-    try:
-        pch_dir, secs = ensure_pch(pch_root, nv.get("cxx", "c++"), nv["cflags"])
-        report["pch_seconds"] = round(secs, 3)
-        _set_ninja_var(ninja, "cflags", f'{nv["cflags"]} -I{pch_dir} -include {PCH_NAME} -Winvalid-pch')
-        report["pch"] = True
-    except (OSError, subprocess.CalledProcessError) as exc:
-        report["pch"] = False
-        report["pch_error"] = str(exc)[-500:]
 
 
 def _read(path: str):
@@ -164,23 +226,131 @@ def _modes(cu: str | None, report: dict) -> list:
     return modes + ["full"]
 
 
-def _apply(build_dir: str, mode: str, cu: str | None, main: str | None) -> None:
-    """Write cuda.cu and main.cpp for `mode` from their original texts."""
-    cu_path, main_path = os.path.join(build_dir, "cuda.cu"), os.path.join(build_dir, "main.cpp")
-    for obj in ("main.o", "cuda.cuda.o"):                # a retry must not reuse a stale object
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(os.path.join(build_dir, obj))
+class _Host:
+    """The host compile's header (slim, else torch's) and its PCH flags, per build."""
+
+    def __init__(self, build_dir: str, pch_root: str, report: dict):
+        self.ninja = os.path.join(build_dir, "build.ninja")
+        nv = _ninja_vars(self.ninja)
+        self.cflags, self.cxx = nv.get("cflags"), nv.get("cxx", "c++")
+        self.pch_root, self.report, self.flags = pch_root, report, {}
+        report["pch_seconds"] = 0.0
+
+    def pch_flags(self, header: str):
+        """cflags additions for the PCH of `header` ("" = none), built if need be."""
+        if header not in self.flags:
+            self.flags[header] = ""
+            if self.pch_root and self.cflags is not None:
+                try:
+                    pch_dir, secs = ensure_pch(self.pch_root, self.cxx, self.cflags, header)
+                    self.report["pch_seconds"] = round(self.report["pch_seconds"] + secs, 3)
+                    self.flags[header] = f"-I{pch_dir} -include {header} -Winvalid-pch"
+                except (OSError, subprocess.CalledProcessError) as exc:
+                    self.report["pch_error"] = str(exc)[-500:]
+        return self.flags[header]
+
+    def slim_refused(self, texts: list):
+        if self.pch_root and self.cflags is not None and not self.pch_flags(SLIM_NAME):
+            return f"no precompiled {SLIM_NAME}: {self.report.get('pch_error', '')[-200:]}"
+        return self._frontend(texts)
+
+    def _frontend(self, texts: list):
+        """Why the slim header must not be used for sources `texts`, or None: their torch
+        includes (those SLIM_HEADER replaces aside) pull in a header of torch's frontend,
+        which the full PCH holds and GCC would parse from text against the slim one
+        (`<torch/torch.h>` is <torch/all.h>). Found with `g++ -M` once per set of includes
+        and flag set; the answer is kept next to the slim PCH."""
+        flags = self.pch_flags(SLIM_NAME)
+        pch_dir = flags.split()[0][2:] if flags else ""
+        listed = _read(os.path.join(pch_dir, FRONTEND_LIST)) if pch_dir else None
+        names = sorted({name for text in texts for _, name in _INCLUDE.findall(_TORCH_INCLUDE.sub("", text or ""))
+                        if name.startswith(("torch/", "ATen/", "c10/", "caffe2/", "pybind11/"))})
+        if not listed or not names:
+            return None
+        path = os.path.join(pch_dir, "includes", hashlib.sha256("\n".join(names).encode()).hexdigest()[:24])
+        found = _read(path)
+        if found is None:
+            with tempfile.TemporaryDirectory() as tmp:
+                probe = os.path.join(tmp, "includes.h")
+                _write(probe, "".join(f"#include <{n}>\n" for n in names))
+                try:
+                    hits = sorted(_deps(self.cxx, _pch_flags(self.cflags), probe) & set(listed.splitlines()))
+                except (OSError, subprocess.CalledProcessError):
+                    return None                   # a missing header fails either way
+            found = hits[0] if hits else ""
+            with contextlib.suppress(OSError):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                _write(f"{path}.tmp.{os.getpid()}", found)
+                os.rename(f"{path}.tmp.{os.getpid()}", path)
+        if not found:
+            return None
+        return f"its includes ({', '.join(names)}) pull in torch's C++ frontend ({found.split('/include/')[-1]})"
+
+    def use(self, header: str) -> bool:
+        """Point the host compile at `header`'s PCH; True when its flags changed."""
+        if self.cflags is None:
+            return False
+        flags = self.pch_flags(header)
+        cflags = f"{self.cflags} {flags}" if flags else self.cflags
+        self.report["pch"] = bool(flags)
+        if _ninja_vars(self.ninja).get("cflags") == cflags:
+            return False
+        _set_ninja_var(self.ninja, "cflags", cflags)
+        return True
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def _apply(build_dir: str, mode: str, cu: str | None, main: str | None, host: str = "torch",
+           slim_file: bool = False) -> None:
+    """Write cuda.cu and main.cpp for `mode` (and the host header `host`: "slim" or
+    "torch") from their original texts. A file whose text changes loses its object, so a
+    retry never links a stale one and reuses one that is still right; `slim_file` writes
+    SLIM_HEADER into the build directory (no PCH of it)."""
+    texts = {}
     if mode == "split":
         parts = cusplit.split(cu)
-        _write(cu_path, parts.device)
-        _write(main_path, f'{parts.host}#line 1 "main.cpp"\n{main}')
-        return
-    if main is not None:
-        _write(main_path, main)
-    if cu is not None:
-        _write(cu_path, _TORCH_INCLUDE.sub(f'#include "{LITE_NAME}"', cu) if mode == "lite" else cu)
+        texts["cuda.cu"] = parts.device
+        texts["main.cpp"] = f'{parts.host}#line 1 "main.cpp"\n{main}'
+    else:
+        texts["main.cpp"] = main
+        if cu is not None:
+            texts["cuda.cu"] = _TORCH_INCLUDE.sub(f'#include "{LITE_NAME}"', cu) if mode == "lite" else cu
+    if host == "slim" and texts["main.cpp"] is not None:
+        texts["main.cpp"] = _TORCH_INCLUDE.sub(f'#include "{SLIM_NAME}"', texts["main.cpp"])
+    for name, obj in (("main.cpp", "main.o"), ("cuda.cu", "cuda.cuda.o")):
+        path = os.path.join(build_dir, name)
+        if texts.get(name) is not None and _read(path) != texts[name]:
+            _remove(os.path.join(build_dir, obj))
+            _write(path, texts[name])
     if mode == "lite":
         _write(os.path.join(build_dir, LITE_NAME), LITE_HEADER)
+    if slim_file:
+        _write(os.path.join(build_dir, SLIM_NAME), SLIM_HEADER)
+    else:
+        _remove(os.path.join(build_dir, SLIM_NAME))   # -include would take it before the PCH
+
+
+def _failed_outputs(message: str) -> set:
+    """The outputs ninja names as failed in a build error ("FAILED: main.o")."""
+    return {out for line in _FAILED.findall(message) for out in line.split()}
+
+
+def _fast_link(build_dir: str, report: dict) -> None:
+    """Link with ld.lld (else ld.gold) when installed: ~0.1 s instead of ~0.35 s with
+    ld.bfd; a link that fails with it runs again as torch wrote it."""
+    ld = next((n for n in ("lld", "gold") if shutil.which(f"ld.{n}")), None)
+    ninja = os.path.join(build_dir, "build.ninja")
+    text = _read(ninja)
+    plain = "  command = $cxx $in $ldflags -o $out\n"
+    if ld is None or text is None or f"rule link\n{plain}" not in text:
+        return
+    fast = f"  command = $cxx $in $ldflags -fuse-ld={ld} -o $out 2>/dev/null || $cxx $in $ldflags -o $out\n"
+    _write(ninja, text.replace(f"rule link\n{plain}", f"rule link\n{fast}", 1))
+    report["linker"] = ld
 
 
 def _check_symbols(build_dir: str, cu: str | None = None) -> None:
@@ -245,25 +415,44 @@ def check_symbols_nm(build_dir: str, cu: str | None = None) -> None:
 
 
 def run_modes(build_directory: str, pch_root: str, report: dict, run_ninja, check_split):
-    """Build the files torch's load_inline layout left in `build_directory` with the PCH
-    and the fastest header mode that compiles: `run_ninja()` runs the build (RuntimeError
-    on failure), `check_split(dir, cu)` vets a split build. The last mode's error is raised."""
-    _add_pch(build_directory, pch_root, report)
+    """Build the files torch's load_inline layout left in `build_directory` with a PCH and
+    the fastest header modes that compile: `run_ninja()` runs the build (RuntimeError on
+    failure), `check_split(dir, cu)` vets a split build. Each device mode is tried with the
+    slim host header first, unless that already failed (then torch's), and the last one
+    with torch's own files; the last attempt's error is raised."""
+    _fast_link(build_directory, report)
+    host = _Host(build_directory, pch_root, report)
     cu = _read(os.path.join(build_directory, "cuda.cu"))
     main = _read(os.path.join(build_directory, "main.cpp"))
     modes = _modes(cu, report) if main is not None else ["full"]
-    for i, mode in enumerate(modes):
-        _apply(build_directory, mode, cu, main)
-        report["header_mode"] = mode
+    refused = "no main.cpp" if main is None else host.slim_refused([main, cu])
+    if refused:
+        report["slim_skipped"] = refused
+    slim = not refused
+    i = 0
+    while True:
+        mode, last = modes[i], i == len(modes) - 1
+        header = "slim" if slim and not last else "torch"
+        flags_changed = host.use(SLIM_NAME if header == "slim" else PCH_NAME)
+        if flags_changed:
+            _remove(os.path.join(build_directory, "main.o"))
+        _apply(build_directory, mode, cu, main, header, slim_file=header == "slim" and not report.get("pch"))
+        report["header_mode"], report["host_header"] = mode, header
         try:
             result = run_ninja()
             if mode == "split":
                 check_split(build_directory, cu)
             return result
-        except RuntimeError:
-            if i == len(modes) - 1:
+        except RuntimeError as exc:
+            failed = _failed_outputs(str(exc))
+            report.setdefault("fallbacks", []).append(mode if header == "torch" else f"{mode}+slim")
+            if header == "slim" and "main.o" in failed:
+                slim = False                      # the host part needs more: torch's header
+                if "cuda.cuda.o" not in failed:
+                    continue                      # same mode again; its device object is kept
+            if last:
                 raise
-            report.setdefault("fallbacks", []).append(mode)
+            i += 1
 
 
 @contextlib.contextmanager

@@ -139,3 +139,11 @@ def test_unsplittable_constructs_refuse_with_a_reason(source, reason):
     with pytest.raises(cusplit.Unsplittable) as exc:
         cusplit.split(PREFIX + source)
     assert str(exc.value) == reason
+
+
+def test_half_headers_only_for_sources_naming_their_types_or_intrinsics():
+    plain = cusplit.split(PREFIX + "__global__ void k(float* y) { y[0] = 1.f; }\n").device
+    assert "cuda_fp16.h" not in plain and "cuda_bf16.h" not in plain and "cuda_runtime.h" in plain
+    for body in ("__half* y", "__nv_bfloat16* y", "float* y) { y[0] = __hmul(a, b); } void x(float* y"):
+        dev = cusplit.split(PREFIX + f"__global__ void k({body}) {{}}\n").device
+        assert cusplit.HALF_PRELUDE in dev, body

@@ -2,6 +2,7 @@
 torch's full headers for sources that need them (one real nvcc build, marked slow)."""
 
 import os
+import subprocess
 
 import pytest
 
@@ -53,15 +54,162 @@ def test_each_mode_writes_its_sources_from_the_originals(tmp_path):
 
 def test_pch_flags_are_added_to_the_host_compile(tmp_path, monkeypatch):
     write_build(tmp_path, "__global__ void k() {}\n")
-    monkeypatch.setattr(fastbuild, "ensure_pch", lambda root, cxx, cflags: ("/pch/dir", 0.5))
+    monkeypatch.setattr(fastbuild, "ensure_pch", lambda root, cxx, cflags, header: (f"/pch/{header}", 0.5))
     report = {}
-    fastbuild._add_pch(str(tmp_path), str(tmp_path / "pch"), report)
+    host = fastbuild._Host(str(tmp_path), str(tmp_path / "pch"), report)
+    assert host.use(fastbuild.SLIM_NAME) is True
     cflags = fastbuild._ninja_vars(str(tmp_path / "build.ninja"))["cflags"]
-    assert cflags.endswith(f"-I/pch/dir -include {fastbuild.PCH_NAME} -Winvalid-pch")
+    assert cflags == f"-DTORCH_EXTENSION_NAME=x -fPIC -I/pch/{fastbuild.SLIM_NAME} -include {fastbuild.SLIM_NAME} -Winvalid-pch"
     assert report["pch"] is True and report["pch_seconds"] == 0.5
+    assert host.use(fastbuild.SLIM_NAME) is False, "same flags: main.o may be kept"
+    assert host.use(fastbuild.PCH_NAME) is True and report["pch_seconds"] == 1.0
+    cflags = fastbuild._ninja_vars(str(tmp_path / "build.ninja"))["cflags"]
+    assert cflags.endswith(f"-I/pch/{fastbuild.PCH_NAME} -include {fastbuild.PCH_NAME} -Winvalid-pch")
+    assert "kz_torch_host" not in cflags
+    write_build(tmp_path, "__global__ void k() {}\n")
     report = {}
-    fastbuild._add_pch(str(tmp_path), "", report)
-    assert "pch" not in report, "no PCH without a pch_root"
+    fastbuild._Host(str(tmp_path), "", report).use(fastbuild.SLIM_NAME)
+    assert report["pch"] is False, "no PCH without a pch_root"
+    assert fastbuild._ninja_vars(str(tmp_path / "build.ninja"))["cflags"] == "-DTORCH_EXTENSION_NAME=x -fPIC"
+
+
+def test_slim_host_rewrites_torch_includes_and_keeps_unchanged_objects(tmp_path):
+    write_build(tmp_path, SPLITTABLE)
+    fastbuild._apply(str(tmp_path), "split", SPLITTABLE, MAIN, "slim", slim_file=True)
+    main = (tmp_path / "main.cpp").read_text()
+    assert "torch/extension.h" not in main and "torch/types.h" not in main
+    assert main.count(f'#include "{fastbuild.SLIM_NAME}"') == 2      # cuda.cu's and main.cpp's
+    assert (tmp_path / fastbuild.SLIM_NAME).read_text() == fastbuild.SLIM_HEADER
+    for obj in ("main.o", "cuda.cuda.o"):
+        (tmp_path / obj).write_text("built")
+    fastbuild._apply(str(tmp_path), "split", SPLITTABLE, MAIN, "torch")
+    assert not (tmp_path / "main.o").exists() and (tmp_path / "cuda.cuda.o").exists(), \
+        "only the object whose source changed is rebuilt"
+    assert not (tmp_path / fastbuild.SLIM_NAME).exists(), "-include must find the PCH, not this copy"
+    assert '#line 1 "cuda.cu"\n#include <torch/types.h>' in (tmp_path / "main.cpp").read_text()
+    fastbuild._apply(str(tmp_path), "lite", SPLITTABLE, MAIN, "slim")
+    assert not (tmp_path / "cuda.cuda.o").exists()
+    assert (tmp_path / "main.cpp").read_text() == MAIN.replace("<torch/extension.h>", f'"{fastbuild.SLIM_NAME}"')
+
+
+SPLIT_DEVICE = "the torch-free device part of cuda.cu"
+
+
+class FakeNinja:
+    """A ninja runner failing as a script says: fail(main.cpp text, cuda.cu text) -> the
+    outputs to report as FAILED (empty: success)."""
+
+    def __init__(self, tmp_path, fail):
+        self.dir, self.fail, self.runs = tmp_path, fail, []
+
+    def __call__(self):
+        main, cu = (self.dir / "main.cpp").read_text(), (self.dir / "cuda.cu").read_text()
+        slim = fastbuild.SLIM_NAME in main
+        self.runs.append(("slim" if slim else "torch", "lite" if fastbuild.LITE_NAME in cu else
+                          "split" if SPLIT_DEVICE in cu else "full",
+                          (self.dir / "cuda.cuda.o").exists()))
+        failed = self.fail(main, cu)
+        for obj in {"main.o", "cuda.cuda.o"} - set(failed):
+            (self.dir / obj).write_text("built")
+        if failed:
+            raise RuntimeError("Error building extension 'x': [1/3] c++ main.cpp\n" + "".join(
+                f"FAILED: [code=1] {o} \nsome command\nerror: boom\n" for o in failed))
+
+
+def run_fake(tmp_path, fail, cu=SPLITTABLE):
+    write_build(tmp_path, cu)
+    (tmp_path / "main.cpp").write_text(MAIN)
+    runner, report = FakeNinja(tmp_path, fail), {}
+    try:
+        fastbuild.run_modes(str(tmp_path), "", report, runner, lambda d, c: None)
+    except RuntimeError as exc:
+        report["raised"] = str(exc)
+    return runner.runs, report
+
+
+def test_slim_host_failure_retries_the_same_mode_with_torchs_header_keeping_the_device_object(tmp_path):
+    runs, report = run_fake(tmp_path, lambda main, cu: ["main.o"] if fastbuild.SLIM_NAME in main else [])
+    assert runs == [("slim", "split", False), ("torch", "split", True)]
+    assert report["header_mode"] == "split" and report["host_header"] == "torch"
+    assert report["fallbacks"] == ["split+slim"]
+
+
+def test_device_failure_moves_on_with_the_slim_host(tmp_path):
+    runs, report = run_fake(tmp_path, lambda main, cu: ["cuda.cuda.o"] if SPLIT_DEVICE in cu else [])
+    assert runs == [("slim", "split", False), ("slim", "lite", False)]
+    assert report["header_mode"] == "lite" and report["host_header"] == "slim" and report["fallbacks"] == ["split+slim"]
+
+
+def test_the_last_mode_builds_torchs_own_files_and_its_error_is_raised(tmp_path):
+    runs, report = run_fake(tmp_path, lambda main, cu: ["cuda.cuda.o", "main.o"])
+    assert runs == [("slim", "split", False), ("torch", "lite", False), ("torch", "full", False)]
+    assert report["fallbacks"] == ["split+slim", "lite", "full"] and report["host_header"] == "torch"
+    assert report["raised"].startswith("Error building extension 'x': [1/3]")
+    assert (tmp_path / "main.cpp").read_text() == MAIN and (tmp_path / "cuda.cu").read_text() == SPLITTABLE
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/c++"), reason="needs a C++ compiler")
+def test_sources_pulling_in_torchs_frontend_skip_the_slim_header(tmp_path, monkeypatch):
+    inc = tmp_path / "include"
+    (inc / "torch").mkdir(parents=True)
+    (inc / "torch" / "torch.h").write_text("#include <torch/all.h>\n")   # an umbrella, as torch's
+    for name in ("all.h", "types.h"):
+        (inc / "torch" / name).write_text("")
+    pch = tmp_path / "pch"
+    pch.mkdir()
+    (pch / fastbuild.FRONTEND_LIST).write_text(f"{os.path.realpath(inc / 'torch' / 'all.h')}\n")
+    monkeypatch.setattr(fastbuild, "ensure_pch", lambda root, cxx, cflags, header: (str(pch), 0.0))
+    (tmp_path / "build.ninja").write_text(f"cxx = c++\ncflags = -DTORCH_EXTENSION_NAME=x -isystem {inc} -fPIC\n")
+    host = fastbuild._Host(str(tmp_path), str(pch), {})
+    assert host.slim_refused([MAIN, "#include <torch/types.h>\n#include <queue>\n"]) is None
+    assert host.slim_refused([MAIN, "#include <torch/torch.h>\n"]) == \
+        "its includes (torch/torch.h) pull in torch's C++ frontend (torch/all.h)"
+    (inc / "torch" / "torch.h").write_text("")          # the answer is kept per include set
+    assert host.slim_refused([MAIN, "#include <torch/torch.h>\n"]).endswith("(torch/all.h)")
+    assert host.slim_refused([MAIN, "#include <torch/missing.h>\n"]) is None
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/c++"), reason="needs a C++ compiler")
+def test_frontend_list_is_what_only_the_full_header_includes(tmp_path, monkeypatch):
+    inc = tmp_path / "torch" / "include"
+    (inc / "torch").mkdir(parents=True)
+    (inc / "torch" / "extension.h").write_text("#include <torch/types.h>\n#include <torch/nn.h>\n#include <queue>\n")
+    for name in ("types.h", "nn.h"):
+        (inc / "torch" / name).write_text("")
+    pch = tmp_path / "pch"
+    pch.mkdir()
+    (pch / fastbuild.SLIM_NAME).write_text("#include <torch/types.h>\n")
+    fastbuild._write_frontend_list(str(pch), "c++", ["-isystem", str(inc)])
+    listed = (pch / fastbuild.FRONTEND_LIST).read_text().splitlines()
+    assert listed == sorted(os.path.realpath(inc / "torch" / n) for n in ("extension.h", "nn.h"))
+
+
+def test_a_slim_header_that_does_not_compile_is_tried_once(tmp_path):
+    cxx = tmp_path / "cxx"
+    cxx.write_text("#!/bin/sh\necho run >> \"$(dirname \"$0\")/runs\"\necho 'x.h:1: error: no such header'\nexit 1\n")
+    cxx.chmod(0o755)
+    for _ in range(2):
+        with pytest.raises((OSError, subprocess.CalledProcessError)):
+            fastbuild.ensure_pch(str(tmp_path / "pch"), str(cxx), "-fPIC", fastbuild.SLIM_NAME)
+    assert (tmp_path / "runs").read_text() == "run\n", "the second build does not try again"
+    report = {}
+    (tmp_path / "build.ninja").write_text(f"cxx = {cxx}\ncflags = -fPIC\n")
+    host = fastbuild._Host(str(tmp_path), str(tmp_path / "pch"), report)
+    assert host.slim_refused(["#include <torch/extension.h>\n"]).startswith("no precompiled kz_torch_host.h")
+
+
+def test_fast_linker_with_the_default_one_behind_it(tmp_path, monkeypatch):
+    rule = "rule link\n  command = $cxx $in $ldflags -o $out\n"
+    (tmp_path / "build.ninja").write_text(rule)
+    monkeypatch.setattr(fastbuild.shutil, "which", lambda name: None)
+    report = {}
+    fastbuild._fast_link(str(tmp_path), report)
+    assert (tmp_path / "build.ninja").read_text() == rule and "linker" not in report
+    monkeypatch.setattr(fastbuild.shutil, "which", lambda name: "/usr/bin/" + name if name == "ld.gold" else None)
+    fastbuild._fast_link(str(tmp_path), report)
+    assert (tmp_path / "build.ninja").read_text() == (
+        "rule link\n  command = $cxx $in $ldflags -fuse-ld=gold -o $out 2>/dev/null || $cxx $in $ldflags -o $out\n")
+    assert report["linker"] == "gold"
 
 
 FULL_ONLY = r"""
@@ -80,8 +228,8 @@ def test_source_needing_full_headers_falls_back(tmp_path, monkeypatch):
     result = build.build_op({"call": call, "build_dir": str(tmp_path / "b"),
                              "accelerate": {"pch_root": ""}})
     assert result["ok"] is True, result
-    assert result["build"]["header_mode"] == "full"
-    assert result["build"]["fallbacks"] == ["lite"] and result["build"]["split_skipped"] == "no __global__ kernel"
+    assert result["build"]["header_mode"] == "full" and result["build"]["host_header"] == "torch"
+    assert result["build"]["fallbacks"] == ["lite+slim"] and result["build"]["split_skipped"] == "no __global__ kernel"
 
 
 @pytest.mark.slow
@@ -97,7 +245,32 @@ def test_split_build_compiles_links_and_imports(tmp_path, monkeypatch):
     result = build.build_op({"call": call, "build_dir": str(tmp_path / "b"), "accelerate": {"pch_root": ""}})
     assert result["ok"] is True, result
     assert result["build"]["header_mode"] == "split" and "fallbacks" not in result["build"]
-    assert result["build"]["split_kernels"] == 1
+    assert result["build"]["host_header"] == "slim" and result["build"]["split_kernels"] == 1
+
+
+HOST_NEEDS_FRONTEND = r"""
+#include <torch/extension.h>
+__global__ void k(float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = y[i] > 0.f ? y[i] : 0.f; }
+torch::Tensor run(torch::Tensor x) {
+  k<<<1, 32>>>(x.data_ptr<float>(), (int)x.numel());
+  return torch::nn::functional::relu(x);
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/usr/local/cuda/bin/nvcc"), reason="needs nvcc")
+def test_split_host_part_needing_the_frontend_uses_torchs_header(tmp_path, monkeypatch):
+    """torch::nn::functional is in <torch/extension.h> but not in the slim header: the
+    split build's host compile fails against it and is redone against torch's."""
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    call = {"name": "kz_test_frontend", "cpp_sources": ["torch::Tensor run(torch::Tensor x);"],
+            "cuda_sources": [HOST_NEEDS_FRONTEND], "functions": ["run"]}
+    result = build.build_op({"call": call, "build_dir": str(tmp_path / "b"), "accelerate": {"pch_root": ""}})
+    assert result["ok"] is True, result
+    assert result["build"]["header_mode"] == "split" and result["build"]["host_header"] == "torch"
+    assert result["build"]["fallbacks"] == ["split+slim"]
 
 
 @pytest.mark.slow

@@ -123,7 +123,7 @@ def test_run_ninja_reports_failure_as_torch_does(tmp_path, monkeypatch):
 def template_request(tmp_path, monkeypatch, call):
     """A saved template for `call` (from torch's own files) and a build request using it."""
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
-    monkeypatch.setattr(fastbuild, "ensure_pch", lambda root, cxx, cflags: ("/pch/dir", 0.0))
+    monkeypatch.setattr(fastbuild, "ensure_pch", lambda root, cxx, cflags, header=None: ("/pch/dir", 0.0))
     _, built = torch_files(tmp_path, monkeypatch, "seed", **dict(call, name="kz_nt_seed"))
     pch_root, report = str(tmp_path / "cache" / "pch"), {}
     nt.save(pch_root, dict(call, name="kz_nt_seed"), built, report)
