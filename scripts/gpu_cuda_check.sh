@@ -18,8 +18,8 @@ bad = n = 0
 modes = {}
 for l in open(sys.argv[1]):
     v = json.loads(l)
-    for lib in v["stages"].get("compile", {}).get("libraries", []):
-        b = lib.get("build", {})
+    for lib in (v["stages"].get("compile") or {}).get("libraries", []):
+        b = lib.get("build") or {}
         k = (b.get("header_mode"), b.get("host_header"))
         modes[k] = modes.get(k, 0) + 1
     p = v["candidate"]["path"]
