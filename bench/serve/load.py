@@ -143,6 +143,7 @@ def start_server(args, tmp, port):
            "--max-queue", str(args.max_queue)]
     if args.no_run:
         cmd.append("--no-run")
+    cmd += args.serve_arg
     log = open(os.path.join(tmp, "server.log"), "w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(120):
@@ -233,6 +234,8 @@ def main():
     ap.add_argument("--p99-ms", type=float, default=None, help="fail if p99 latency is at or over this")
     ap.add_argument("--task", default=os.path.join(ROOT, "examples/tasks/relu.py"))
     ap.add_argument("--candidate", default=os.path.join(ROOT, "examples/candidates/relu_triton_ok.py"))
+    ap.add_argument("--serve-arg", action="append", default=[],
+                    help="extra kz serve argument (repeatable), e.g. --serve-arg=--no-prestart")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory (server.log, jobs.db)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="kz-load-")

@@ -88,6 +88,7 @@ class ServeCommandImpl : public ServeCommand {
     if (!store) return Usage(err);
     service::Scheduler::Config config;
     config.worker = worker::LocateWorker(argv0_);
+    config.worker.nice = 10;  // verification children yield the CPU to the HTTP threads (submit latency)
     config.base = o_;
     config.gpus = gpus;
     config.cpu_slots = cpu_slots_;

@@ -120,6 +120,7 @@ std::string Spawn(ProcessSet::Id, ProcessSpec& spec, int* out_fd, int* err_fd, i
       else ::dup2(sv[1], 3);
     }
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) _exit(126);
+    if (spec.nice > 0) errno = 0, (void)::nice(spec.nice);  // best effort
     ::execvpe(argv[0], argv.data(), envp.data());
     const char* msg = "kz: exec failed\n";
     ssize_t rc = ::write(2, msg, std::strlen(msg));

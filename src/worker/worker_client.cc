@@ -48,6 +48,7 @@ util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& c
   spec.channel_input = util::EncodeFrame(req.dump());
   spec.wall_limit_s = call.wall_limit_s;
   spec.max_rss_bytes = call.max_rss_bytes;
+  spec.nice = config.nice;
   return spec;
 }
 

@@ -151,3 +151,13 @@ TEST(Subprocess, HeldChildStillHasItsMemoryLimitAndDiesWithTheSet) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5);
 }
 }  // namespace kz::util
+
+namespace kz::util {
+TEST(Subprocess, NiceIsAddedToTheChild) {
+  ProcessSpec spec = Sh("cut -d' ' -f19 /proc/self/stat");
+  spec.nice = 7;
+  auto r = RunProcess(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_tail;
+  EXPECT_GE(std::stoi(r.stdout_tail), 7);  // field 19: nice (cut's own, inherited from sh)
+}
+}  // namespace kz::util
