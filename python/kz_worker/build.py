@@ -53,12 +53,12 @@ def _call_fields(request: dict) -> tuple[dict, str]:
 def _template_build(fields: dict, build_dir: str, pch_root: str, template: str, report: dict) -> None:
     """The accelerated build without torch: files from the template, then fastbuild's modes
     with the torch-free ninja runner and symbol check (raises RuntimeError as torch would)."""
-    from . import fastbuild
+    from . import fastbuild, split_symbols
     report.update(driver="template", import_checked=False)
     ninja_template.write_build(build_dir, fields, template)
     prefix = f"Error building extension '{fields['name']}'"
     fastbuild.run_modes(build_dir, pch_root, report, lambda: ninja_template.run_ninja(build_dir, prefix),
-                        fastbuild.check_symbols_nm)
+                        split_symbols.check_symbols_nm)
 
 
 def _torch_build(fields: dict, build_dir: str, accelerate, load_inline, report: dict) -> None:
