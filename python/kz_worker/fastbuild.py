@@ -48,6 +48,13 @@ SLIM_NAME = "kz_torch_host.h"
 _TORCH_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]torch/(types|extension)\.h[>"]\s*$', re.M)
 _INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 _FAILED = re.compile(r"^FAILED: (?:\[code=\d+\] )?(.*?)\s*$", re.M)   # ninja 1.11 / 1.12+
+_NVCC_ERROR = re.compile(r'^"?[^\s"]*cuda\.cu"?\(\d+\): error: (.*)$', re.M)
+# nvcc errors that no header can cure (syntax, type mismatches between the candidate's own
+# names): a split build's device part failing only with these fails in every mode.
+_HEADER_INDEPENDENT = re.compile(
+    r"^(expected an? |expected a \S+$|unrecognized token|missing closing quote|"
+    r"a value of type .* cannot be (used to initialize an entity|assigned to an entity) of type|"
+    r"expression must be a modifiable lvalue|expression must have (integral|arithmetic|pointer) type)")
 
 # <torch/extension.h> is <torch/all.h> (torch's C++ frontend) + <torch/python.h>; this is
 # <torch/types.h> (what torch's cuda.cu layout includes) and torch/python.h's binding
@@ -339,6 +346,12 @@ def _failed_outputs(message: str) -> set:
     return {out for line in _FAILED.findall(message) for out in line.split()}
 
 
+def _header_independent(message: str) -> bool:
+    """True when the device part's nvcc errors are all of a kind no header can cure."""
+    errors = _NVCC_ERROR.findall(message)
+    return bool(errors) and all(_HEADER_INDEPENDENT.match(e) for e in errors)
+
+
 def _fast_link(build_dir: str, report: dict) -> None:
     """Link with ld.lld (else ld.gold) when installed: ~0.1 s instead of ~0.35 s with
     ld.bfd; a link that fails with it runs again as torch wrote it."""
@@ -385,6 +398,9 @@ def run_modes(build_directory: str, pch_root: str, report: dict, run_ninja, chec
         except RuntimeError as exc:
             failed = _failed_outputs(str(exc))
             report.setdefault("fallbacks", []).append(mode if header == "torch" else f"{mode}+slim")
+            if mode == "split" and failed == {"cuda.cuda.o"} and _header_independent(str(exc)):
+                report["fallbacks_skipped"] = "the device part's errors do not depend on headers"
+                raise                             # lite and full would fail the same way
             if header == "slim" and "main.o" in failed:
                 slim = False                      # the host part needs more: torch's header
                 if "cuda.cuda.o" not in failed:

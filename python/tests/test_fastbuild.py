@@ -140,6 +140,36 @@ def test_device_failure_moves_on_with_the_slim_host(tmp_path):
     assert report["header_mode"] == "lite" and report["host_header"] == "slim" and report["fallbacks"] == ["split+slim"]
 
 
+class FakeNinjaErrors(FakeNinja):
+    """FakeNinja whose failure message carries nvcc error lines."""
+
+    def __init__(self, tmp_path, fail, errors):
+        super().__init__(tmp_path, fail)
+        self.errors = errors
+
+    def __call__(self):
+        try:
+            super().__call__()
+        except RuntimeError as exc:
+            raise RuntimeError(str(exc) + "".join(f'/tmp/b/cuda.cu(16): error: {e}\n' for e in self.errors))
+
+
+@pytest.mark.parametrize("errors,tried", [
+    (['a value of type "float *" cannot be used to initialize an entity of type "int *"', 'expected a ";"'], 1),
+    (['identifier "at" is undefined'], 3),
+    (['expected a ";"', 'namespace "c10" has no member "Half"'], 3),
+    ([], 3),
+])
+def test_device_errors_no_header_can_cure_end_the_fallbacks(tmp_path, errors, tried):
+    write_build(tmp_path, SPLITTABLE)
+    (tmp_path / "main.cpp").write_text(MAIN)
+    runner, report = FakeNinjaErrors(tmp_path, lambda main, cu: ["cuda.cuda.o"], errors), {}
+    with pytest.raises(RuntimeError) as exc:
+        fastbuild.run_modes(str(tmp_path), "", report, runner, lambda d, c: None)
+    assert len(runner.runs) == tried and ("fallbacks_skipped" in report) == (tried == 1)
+    assert all(e in str(exc.value) for e in errors)
+
+
 def test_the_last_mode_builds_torchs_own_files_and_its_error_is_raised(tmp_path):
     runs, report = run_fake(tmp_path, lambda main, cu: ["cuda.cuda.o", "main.o"])
     assert runs == [("slim", "split", False), ("torch", "lite", False), ("torch", "full", False)]

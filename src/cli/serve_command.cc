@@ -59,6 +59,10 @@ class ServeCommandImpl : public ServeCommand {
     c->add_flag("--no-prestart", no_prestart_,
                 "Start each run child when its sample arrives (default: each slot keeps its next child "
                 "started, torch imported)");
+    c->add_option("--child-priority", child_priority_,
+                  "CPU priority of verification children against the HTTP threads: idle (SCHED_IDLE), "
+                  "nice (+10) or normal")
+        ->check(CLI::IsMember({"idle", "nice", "normal"}));
     c->add_flag("--no-run", no_run_, "Accept and store jobs but run none (load tests; they stay queued)");
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
@@ -88,7 +92,9 @@ class ServeCommandImpl : public ServeCommand {
     if (!store) return Usage(err);
     service::Scheduler::Config config;
     config.worker = worker::LocateWorker(argv0_);
-    config.worker.nice = 10;  // verification children yield the CPU to the HTTP threads (submit latency)
+    // Verification children yield the CPU to the HTTP threads (submit latency, docs/api.md).
+    config.worker.nice = child_priority_ == "nice" ? 10 : 0;
+    config.worker.idle_class = child_priority_ == "idle";
     config.base = o_;
     config.gpus = gpus;
     config.cpu_slots = cpu_slots_;
@@ -158,6 +164,7 @@ class ServeCommandImpl : public ServeCommand {
   int port_ = 8470;
   size_t max_queue_ = 4096;
   bool no_run_ = false, no_prestart_ = false;
+  std::string child_priority_ = "idle";
   double wait_s_ = 600;
   std::optional<int> device_;
   std::vector<int> gpu_list_;

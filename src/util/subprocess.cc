@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,6 +122,10 @@ std::string Spawn(ProcessSet::Id, ProcessSpec& spec, int* out_fd, int* err_fd, i
     }
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) _exit(126);
     if (spec.nice > 0) errno = 0, (void)::nice(spec.nice);  // best effort
+    if (spec.idle_class) {
+      sched_param none{};
+      (void)::sched_setscheduler(0, SCHED_IDLE, &none);  // best effort
+    }
     ::execvpe(argv[0], argv.data(), envp.data());
     const char* msg = "kz: exec failed\n";
     ssize_t rc = ::write(2, msg, std::strlen(msg));

@@ -33,6 +33,7 @@ struct ProcessSpec {
   size_t max_channel_bytes = 64u << 20;                     // more is dropped and flagged
   bool hold = false;  // parked: no channel input and no wall limit until ProcessSet::Release
   int nice = 0;       // added to the child's nice value (> 0: yields the CPU to its parent's threads)
+  bool idle_class = false;  // SCHED_IDLE: runs only when no normal thread wants the CPU (inherited)
 };
 
 enum class ProcessEnd { kExited, kSignaled, kTimedOut, kMemoryExceeded, kSpawnFailed };

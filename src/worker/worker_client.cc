@@ -49,6 +49,7 @@ util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& c
   spec.wall_limit_s = call.wall_limit_s;
   spec.max_rss_bytes = call.max_rss_bytes;
   spec.nice = config.nice;
+  spec.idle_class = config.idle_class;
   return spec;
 }
 

@@ -20,6 +20,7 @@ struct WorkerConfig {
   std::string package_dir;  // directory holding the kz_worker package
   std::string runtime_lib;  // libkz_runtime.so, or "" when absent
   int nice = 0;             // added to every worker child's nice value (kz serve: its HTTP threads first)
+  bool idle_class = false;  // children under SCHED_IDLE (kz serve --child-priority idle)
 };
 
 // Finds the interpreter ($KZ_PYTHON, else <repo>/.venv/bin/python, else python3), the

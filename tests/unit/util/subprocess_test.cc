@@ -161,3 +161,16 @@ TEST(Subprocess, NiceIsAddedToTheChild) {
   EXPECT_GE(std::stoi(r.stdout_tail), 7);  // field 19: nice (cut's own, inherited from sh)
 }
 }  // namespace kz::util
+
+namespace kz::util {
+TEST(Subprocess, IdleClassIsInheritedByTheChildsChildren) {
+  ProcessSpec spec = Sh("cut -d' ' -f41 /proc/self/stat");
+  spec.idle_class = true;
+  auto r = RunProcess(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_tail;
+  EXPECT_EQ(std::stoi(r.stdout_tail), 5);  // field 41: policy, 5 = SCHED_IDLE (cut's own, from sh)
+  spec.idle_class = false;
+  r = RunProcess(spec);
+  EXPECT_EQ(std::stoi(r.stdout_tail), 0);  // SCHED_OTHER
+}
+}  // namespace kz::util
