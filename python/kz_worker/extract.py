@@ -1,7 +1,8 @@
 """Op `extract`: find the candidate's `load_inline` calls without a GPU.
 
-The candidate module is executed with `load_inline` replaced by `inline.Recorder`;
-it must still define `ModelNew`. Result: `{"ok": true, "calls": [...], "env": {...}}`
+First read from the source without running it (static_extract.py: no torch import);
+when that cannot be sure, the candidate module is executed with `load_inline` replaced by
+`inline.Recorder`; it must still define `ModelNew`. `"extracted"`: "static" or "ran". Result: `{"ok": true, "calls": [...], "env": {...}}`
 or `{"ok": false, "error": {"kind", "message", "line", "traceback"}}` with kind
 python_syntax, import_error, missing_model_new or source_too_large (the sources of the
 calls, generated at import time, add up to more than `max_source_bytes`, default 8 MiB).
@@ -16,13 +17,11 @@ literal of the file, and null when it was built at run time.
 
 import ast
 import os
-import platform
 import textwrap
 
-import torch
-
-from . import inline, loader
-from .failure import Failure
+from . import static_extract
+from .inline_fields import call_digest, fields_of
+from .probe import probe
 from .protocol import ProtocolError
 
 MAX_SOURCE_BYTES = 8 << 20
@@ -30,9 +29,10 @@ _SOURCE_FIELDS = ("cpp_sources", "cuda_sources")
 
 
 def env_info() -> dict:
-    """Versions the extension build depends on: torch, its CUDA, Python."""
-    return {"torch": torch.__version__, "cuda": torch.version.cuda,
-            "python": platform.python_version()}
+    """Versions the extension build depends on: torch, its CUDA, Python (read from torch's
+    version.py, as `kz_worker.probe` does: the same values as torch.__version__ and
+    torch.version.cuda, without importing torch)."""
+    return probe()
 
 
 def _literals(text: str) -> list:
@@ -119,6 +119,36 @@ def extract_op(request: dict) -> dict:
     limit = request.get("max_source_bytes", MAX_SOURCE_BYTES)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
         raise ProtocolError("max_source_bytes: expected a positive integer")
+    calls, how = _static_calls(path), "static"
+    if calls is None:
+        calls, how = _run_module(path), "ran"
+        if isinstance(calls, dict):
+            return {"type": "result", "ok": False, "error": calls}
+    error = _too_large(calls, limit)
+    if error is not None:
+        return {"type": "result", "ok": False, "error": error}
+    annotate_source_lines(calls, path)
+    return {"type": "result", "ok": True, "calls": calls, "env": env_info(), "extracted": how}
+
+
+def _static_calls(path: str):
+    """The calls read from the source (static_extract.py), or None."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = static_extract.extract(text)
+    if found is None:
+        return None
+    return [{**fields, "digest": call_digest(fields)} for fields in map(fields_of, found)]
+
+
+def _run_module(path: str):
+    """The calls recorded while the module runs with load_inline replaced, or the error
+    dict of a module that fails to load."""
+    from . import inline, loader  # imports torch
+    from .failure import Failure
     recorder = inline.Recorder()
     try:
         with inline.replaced(recorder):
@@ -126,9 +156,5 @@ def extract_op(request: dict) -> dict:
     except Failure as failure:
         error = failure.error()
         error.setdefault("line", None)
-        return {"type": "result", "ok": False, "error": error}
-    error = _too_large(recorder.calls, limit)
-    if error is not None:
-        return {"type": "result", "ok": False, "error": error}
-    annotate_source_lines(recorder.calls, path)
-    return {"type": "result", "ok": True, "calls": recorder.calls, "env": env_info()}
+        return error
+    return recorder.calls

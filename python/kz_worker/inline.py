@@ -5,42 +5,23 @@
   library with `importlib.machinery.ExtensionFileLoader` (no compile); any other call
   compiles in the child with the real `load_inline` and is named in `compiled_in_child`.
 
-`call_digest` is the single digest function of both: sha256 of
-`json.dumps(fields, sort_keys=True, separators=(",", ":"))` over `DIGEST_FIELDS`, with
-string arguments normalised to one-element lists and None to [] (`with_cuda` is kept
-as given: null, true or false; `functions` may stay an object {name: docstring}).
+`call_digest` (inline_fields.py) is the single digest function of both and of the
+static extractor.
 """
 
 import contextlib
-import hashlib
 import importlib.machinery
 import importlib.util
 import inspect
-import json
 import types
 
 import torch.utils.cpp_extension as cpp_extension
 
 from .failure import ExtensionError
+from .inline_fields import DIGEST_FIELDS, call_digest, fields_of  # noqa: F401 (re-exported)
 
 REAL_LOAD_INLINE = cpp_extension.load_inline
 _SIGNATURE = inspect.signature(REAL_LOAD_INLINE)
-
-DIGEST_FIELDS = ("name", "cpp_sources", "cuda_sources", "functions", "extra_cflags",
-                 "extra_cuda_cflags", "extra_ldflags", "extra_include_paths", "with_cuda")
-_LIST_FIELDS = DIGEST_FIELDS[1:-1]
-
-
-def _as_list(value):
-    """Normalise a load_inline argument: None -> [], str -> [str], dict kept, else list."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return {str(k): str(v) for k, v in value.items()}
-    return [str(v) for v in value]
-
 
 def call_fields(*args, **kwargs) -> dict:
     """Bind a `load_inline(*args, **kwargs)` call and return its normalised DIGEST_FIELDS.
@@ -49,18 +30,7 @@ def call_fields(*args, **kwargs) -> dict:
     """
     bound = _SIGNATURE.bind(*args, **kwargs)
     bound.apply_defaults()
-    values = bound.arguments
-    fields = {"name": str(values["name"]), "with_cuda": values["with_cuda"]}
-    for key in _LIST_FIELDS:
-        fields[key] = _as_list(values[key])
-    return fields
-
-
-def call_digest(fields: dict) -> str:
-    """sha256 hex digest of the canonical JSON of the DIGEST_FIELDS of `fields`."""
-    canonical = {key: fields[key] for key in DIGEST_FIELDS}
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return fields_of(bound.arguments)
 
 
 class _Placeholder(types.ModuleType):
