@@ -1,0 +1,621 @@
+#!/usr/bin/env python3
+"""KernelBench's batch-evaluation pipeline over the same labelled batch as gpu_batch.py
+(issue 5: samples per GPU-hour of `kz serve` beside KernelBench's pipeline).
+
+Our own re-implementation of the *shape* of KernelBench's scripts/eval_from_generations.py
+(ScalingIntelligence/KernelBench, commit 423217d), with its defaults:
+
+1. CPU pre-compile (its `build_cache=True` step, src/kernelbench/compile.py batch_compile):
+   a spawn process pool of --jobs workers; every CUDA `load_inline` candidate is exec'd
+   once with TORCH_EXTENSIONS_DIR set to a build directory of its own, so that its
+   extension is built there; a per-sample timeout. Triton candidates have nothing to build
+   (their kernels JIT-compile on the GPU in the eval phase).
+2. GPU eval (batch_eval with num_gpu_devices=1): one fresh spawned process per sample
+   (a one-worker mp.Pool, as KernelBench), on one GPU, with a per-sample timeout; the
+   process loads the reference and the candidate from source (the CUDA candidate re-runs
+   load_inline in its pre-compiled build directory), checks correctness over 5 trials of
+   fresh random inputs (seed 42, allclose with atol = rtol = --tolerance), times a correct
+   candidate with CUDA events (3 warm-ups, 1 discarded, 100 trials, L2 flushed before each)
+   and times the reference the same way (its excessive-speedup check, > 10x flagged).
+
+  python3 bench/serve/kernelbench_pipeline.py --count 200 --jobs 16 --gpu 0 --out OUT   # H200 host
+  python3 bench/serve/kernelbench_pipeline.py --count 4 --jobs 2 --compile-only --out OUT
+
+(python3 without torch re-executes itself under $KZ_PYTHON or .venv/bin/python.)
+Writes OUT/kernelbench_pipeline.json after every sample: per sample the name, label, phase
+times, compiled / correct / timed out / runtime; and the phase walls. Prints a table:
+samples, pre-compile wall, eval wall, samples per hour and per GPU-hour (GPU-hours = the
+whole run's wall: the pipeline holds the GPU throughout), verdicts agreeing with the
+labels (KernelBench "correct" = compiled and correct; any other label wants "not
+correct"), and the labelled cheats that KernelBench accepted as correct.
+
+--max-wall S stops starting new work after S seconds (exit 3) and --resume continues a
+run from OUT/kernelbench_pipeline.json (walls add up over the invocations; pre-compiled
+build directories must still be there: put --build-dir on a disk that survives). Exit 2
+when the eval phase has no CUDA GPU. Standard library + torch.
+"""
+import argparse
+import contextlib
+import importlib.util
+import io
+import json
+import multiprocessing as mp
+import os
+import platform
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from gpu_batch import make_batch  # noqa: E402
+
+SEED = 42                 # KernelBench eval_kernel_against_ref(seed_num=42)
+CORRECT_TRIALS = 5        # EvalConfig.num_correct_trials
+PERF_TRIALS = 100         # EvalConfig.num_perf_trials
+WARMUP, DISCARD = 3, 1    # timing.time_execution_with_cuda_event defaults
+SPEEDUP_FLAG = 10.0       # excessive_speedup_threshold
+STATE = "kernelbench_pipeline.json"
+
+
+# ----------------------------------------------------------------------------------------
+# Interpreter: the pipeline needs torch in this process (spawned workers inherit it).
+
+def reexec_with_torch():
+    if importlib.util.find_spec("torch") is not None:
+        return
+    if not os.environ.get("KZ_PIPELINE_REEXEC"):   # (a venv's python may be a link to this one)
+        for py in (os.environ.get("KZ_PYTHON"), os.path.join(ROOT, ".venv/bin/python")):
+            if py and os.path.exists(py):
+                os.environ["KZ_PIPELINE_REEXEC"] = "1"
+                os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+    raise SystemExit("kernelbench_pipeline: no torch for this interpreter, $KZ_PYTHON or .venv/bin/python")
+
+
+def _own_group():
+    """Pool initializer: a process group of its own (still this session), so that a
+    timed-out worker is killed with its ninja/nvcc/ptxas children."""
+    os.setpgid(0, 0)
+
+
+def _own_group_logged(log_dir):
+    _own_group()
+    fd = os.open(os.path.join(log_dir, f"worker_{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+
+
+def kill_group(pid):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.2 if sig == signal.SIGTERM else 0)
+
+
+def close_pool(pool, busy_pids=(), grace=60):
+    """Kill the workers still running a task (their process groups: ninja, nvcc, ptxas),
+    then Pool.terminate(). Only busy workers are killed: an idle worker waits for its next
+    task holding the task queue's lock, and killing it would leave terminate() blocked on
+    that lock. A watchdog bounds terminate() anyway."""
+    for pid in busy_pids:
+        kill_group(pid)
+    t = threading.Thread(target=pool.terminate, daemon=True)
+    t.start()
+    t.join(grace)
+    if t.is_alive():
+        for p in list(pool._pool):
+            kill_group(p.pid)
+        return False
+    return True
+
+
+def _with_build_dir(src, build_dir):
+    # As KernelBench's load_custom_model: the candidate sets TORCH_EXTENSIONS_DIR itself,
+    # so load_inline builds in (or loads from) the sample's own directory.
+    return f"import os\nos.environ['TORCH_EXTENSIONS_DIR'] = {build_dir!r}\n" + src
+
+
+# ----------------------------------------------------------------------------------------
+# Phase 1: CPU pre-compile (runs in a pool worker; the worker is reused for many samples).
+
+def precompile_one(index, src, build_dir, stamp):
+    with open(stamp, "w") as f:                       # the parent's timeout clock starts here
+        f.write(f"{os.getpid()} {time.time()}\n")
+    t0 = time.time()
+    from torch.utils import cpp_extension
+    versions = cpp_extension.JIT_EXTENSION_VERSIONER.entries
+    before = {k: v.version for k, v in versions.items()}
+    t_import = time.time() - t0
+    os.environ["TORCH_USE_CUDA_DSA"] = "1"
+    os.makedirs(build_dir, exist_ok=True)
+    code = _with_build_dir(src, build_dir)
+    ok, err, buf = True, None, io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            try:
+                exec(compile(code, "<string>", "exec"), {"BUILD_DIRECTORY": build_dir})
+            except SyntaxError as e:   # KernelBench's build_compile_cache counts this as built
+                err = f"SyntaxError (counted as built, as KernelBench does): {e}"
+    except Exception as e:  # noqa: BLE001 - any failure of the candidate's module code
+        ok, err = False, f"{type(e).__name__}: {str(e)[:400]}"
+    after = {k: v.version for k, v in versions.items()}
+    # torch's JIT versioner hashes the build directory: a worker that already built an
+    # extension of the same name (another copy) builds this one as NAME_v1, which a fresh
+    # eval process (version 0) will not find, so it rebuilds on the GPU host's time.
+    bumped = sorted(k for k, v in after.items() if v > 0 and before.get(k) != v)
+    return {"index": index, "ok": ok, "error": err, "seconds": time.time() - t0, "import_s": t_import,
+            "pid": os.getpid(), "version_bumped": bumped}
+
+
+def run_precompile(todo, batch, args, state, deadline, save):
+    """todo: sample indices to build. Records state['results'][i]['precompile']."""
+    if not todo:
+        return True
+    log_dir = os.path.join(args.out, "precompile_logs")
+    os.makedirs(log_dir, exist_ok=True)
+    stamps = os.path.join(args.build_dir, ".stamps")
+    os.makedirs(stamps, exist_ok=True)
+    ctx = mp.get_context("spawn")
+    pool = ctx.Pool(args.jobs, initializer=_own_group_logged, initargs=(log_dir,))
+    pending = {}
+    for i in todo:
+        bdir = os.path.join(args.build_dir, f"{i:04d}")
+        shutil.rmtree(bdir, ignore_errors=True)
+        stamp = os.path.join(stamps, f"{i:04d}")
+        if os.path.exists(stamp):
+            os.remove(stamp)
+        pending[i] = (pool.apply_async(precompile_one, (i, batch[i]["sample"]["candidate"], bdir, stamp)), stamp)
+    complete = True
+    try:
+        while pending:
+            for i, (ar, stamp) in list(pending.items()):
+                rec = state["results"][i]
+                if ar.ready():
+                    try:
+                        r = ar.get()
+                    except Exception as e:  # noqa: BLE001 - pickling / worker errors
+                        r = {"index": i, "ok": False, "error": f"pool: {e}", "seconds": None}
+                    r["timed_out"] = False
+                    rec["precompile"] = r
+                    del pending[i]
+                    if not r["ok"]:   # compile.py removes a failed sample's build directory
+                        shutil.rmtree(os.path.join(args.build_dir, f"{i:04d}"), ignore_errors=True)
+                    print(f"precompile {i:4d} {rec['name']:<44} {'ok ' if r['ok'] else 'ERR'} "
+                          f"{r['seconds'] or 0:6.1f} s{'  (name version bumped)' if r.get('version_bumped') else ''}",
+                          flush=True)
+                    save()
+                elif os.path.exists(stamp):
+                    try:
+                        pid, started = open(stamp).read().split()
+                    except ValueError:
+                        continue
+                    if time.time() - float(started) > args.timeout:
+                        # KernelBench re-submits a timed-out build (and cannot stop the first);
+                        # here the worker's process group is killed and the pool replaces it.
+                        kill_group(int(pid))
+                        rec["precompile"] = {"index": i, "ok": False, "timed_out": True,
+                                             "seconds": time.time() - float(started), "error": "timeout"}
+                        shutil.rmtree(os.path.join(args.build_dir, f"{i:04d}"), ignore_errors=True)
+                        del pending[i]
+                        print(f"precompile {i:4d} {rec['name']:<44} TIMEOUT", flush=True)
+                        save()
+            if pending and deadline and time.time() > deadline:
+                complete = False
+                break
+            time.sleep(0.1)
+    finally:
+        busy = []
+        for i, (ar, stamp) in pending.items():   # interrupted (--max-wall or an exception)
+            if not ar.ready() and os.path.exists(stamp):
+                with contextlib.suppress(ValueError, OSError):
+                    busy.append(int(open(stamp).read().split()[0]))
+        close_pool(pool, busy)
+        for i in pending:   # half-built: built again on --resume
+            shutil.rmtree(os.path.join(args.build_dir, f"{i:04d}"), ignore_errors=True)
+    return complete
+
+
+# ----------------------------------------------------------------------------------------
+# Phase 2: GPU eval (one spawned process per sample).
+
+def _timing_stats(ms):
+    def sig3(x):
+        return float(f"{x:.3g}")
+    return {"mean": sig3(statistics.fmean(ms)), "std": sig3(statistics.pstdev(ms)), "min": sig3(min(ms)),
+            "max": sig3(max(ms)), "num_trials": len(ms)}
+
+
+def _cuda_event_times(torch, fn, inputs, dev):
+    """KernelBench's cuda_event timing: warm-ups, then per trial a synchronize, an L2 flush
+    (a 256 MB fill), start event, the call, end event, synchronize; first trial dropped."""
+    out = []
+    with torch.cuda.device(dev):
+        for _ in range(WARMUP):
+            fn(*inputs)
+            torch.cuda.synchronize(device=dev)
+        torch.cuda.empty_cache()
+        for trial in range(PERF_TRIALS + DISCARD):
+            torch.cuda.synchronize(device=dev)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            flush = torch.empty((32, 1024, 1024), dtype=torch.int64, device=dev)
+            flush.fill_(42)
+            del flush
+            start.record()
+            fn(*inputs)
+            end.record()
+            torch.cuda.synchronize(device=dev)
+            if trial >= DISCARD:
+                out.append(start.elapsed_time(end))
+    return out
+
+
+def _against_reference(torch, spec, dev, ph, tmp):
+    """The steps of KernelBench's eval_kernel_against_ref (fp32, backend from the sample)."""
+    clock = [time.time()]
+
+    def lap(name):
+        now = time.time()
+        ph[name] = now - clock[0]
+        clock[0] = now
+
+    def seed(s):
+        torch.manual_seed(s)
+        torch.cuda.manual_seed(s)
+
+    def to_dev(x):
+        return x.to(dtype=torch.float32).to(device=dev) if isinstance(x, torch.Tensor) else x
+
+    res = {"compiled": False, "correct": False}
+    torch.cuda.set_device(dev)
+    res["hardware"] = torch.cuda.get_device_name(dev)
+    lap("cuda_init_s")
+
+    ref = {}
+    exec(compile(spec["task"], "<string>", "exec"), ref)   # a broken task raises: the outer catch
+    Model, get_init_inputs, get_inputs = ref.get("Model"), ref.get("get_init_inputs"), ref.get("get_inputs")
+    seed(SEED)
+    init_inputs = [to_dev(x) for x in get_init_inputs()]
+    with torch.no_grad():
+        seed(SEED)
+        original = Model(*init_inputs)
+    lap("ref_load_s")
+
+    os.environ["TORCH_USE_CUDA_DSA"] = "1"
+    ModelNew = None
+    try:
+        if spec["backend"] == "triton":
+            # Triton needs a real module file (its JIT reads the source): a temp file, imported.
+            with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+                f.write(spec["candidate"])
+                tmp.append(f.name)
+            mspec = importlib.util.spec_from_file_location("temp_module", tmp[0])
+            module = importlib.util.module_from_spec(mspec)
+            mspec.loader.exec_module(module)
+            ModelNew = getattr(module, "ModelNew")
+        else:
+            ctx = {"BUILD_DIRECTORY": spec["build_dir"]}
+            try:
+                exec(compile(_with_build_dir(spec["candidate"], spec["build_dir"]), "<string>", "exec"), ctx)
+                ModelNew = ctx.get("ModelNew")
+            except SyntaxError:
+                ModelNew = None
+        torch.cuda.synchronize(device=dev)
+    except Exception as e:  # noqa: BLE001 - compile failure of the candidate
+        lap("cand_load_s")
+        if "lock" in str(e) or "No such file or directory" in str(e):
+            res["kernelbench_none"] = True   # KernelBench returns None ("please retry")
+        res.update(error_kind="compilation_error", error=f"{type(e).__name__}: {str(e)[:300]}")
+        return res
+    lap("cand_load_s")
+    if ModelNew is None:
+        res.update(error_kind="compilation_error", error="SyntaxError or no ModelNew")
+        return res
+
+    try:
+        with torch.no_grad():
+            seed(SEED)
+            custom = ModelNew(*init_inputs)
+            original = original.to(device=dev, dtype=torch.float32)
+            custom = custom.to(device=dev, dtype=torch.float32)
+            torch.cuda.synchronize(device=dev)
+    except RuntimeError as e:
+        res.update(compiled=True, error_kind="runtime_error", error=f"{type(e).__name__}: {str(e)[:300]}")
+        return res
+    res["compiled"] = True
+
+    # Correctness: trial seeds drawn from seed 42; reference first, then the candidate, on
+    # the same inputs; shape mismatch or an exception ends it; a value mismatch is counted.
+    passed = {spec["tolerance"]: 0, 1e-4: 0}
+    try:
+        torch.manual_seed(SEED)
+        seeds = [torch.randint(0, 2**32 - 1, (1,)).item() for _ in range(CORRECT_TRIALS)]
+        with torch.no_grad():
+            for s in seeds:
+                seed(s)
+                inputs = [to_dev(x) for x in get_inputs()]
+                seed(s)
+                model = original.to(device=dev, dtype=torch.float32)
+                seed(s)
+                model_new = custom.to(device=dev, dtype=torch.float32)
+                want = model(*inputs)
+                torch.cuda.synchronize(device=dev)
+                try:
+                    got = model_new(*inputs)
+                    torch.cuda.synchronize(device=dev)
+                    if want.shape != got.shape:
+                        res.update(error_kind="correctness_issue", error=f"shape {tuple(got.shape)} != {tuple(want.shape)}")
+                        break
+                    for tol in passed:
+                        passed[tol] += bool(torch.allclose(want, got, atol=tol, rtol=tol))
+                except Exception as e:  # noqa: BLE001 - the candidate failed at run time
+                    res.update(error_kind="runtime_error", error=f"{type(e).__name__}: {str(e)[:300]}")
+                    break
+    except Exception as e:  # noqa: BLE001 - e.g. the reference failed after the candidate broke the context
+        res.update(error_kind="runtime_error", error=f"{type(e).__name__}: {str(e)[:300]}")
+    res["trials_passed"] = passed[spec["tolerance"]]
+    res["correct"] = "error_kind" not in res and passed[spec["tolerance"]] == CORRECT_TRIALS
+    res["correct_at_1e-4"] = "error_kind" not in res and passed[1e-4] == CORRECT_TRIALS
+    lap("correctness_s")
+
+    if res["correct"]:
+        try:
+            torch.cuda.synchronize(device=dev)
+            seed(SEED)
+            inputs = [to_dev(x) for x in get_inputs()]
+            stats = _timing_stats(_cuda_event_times(torch, custom.to(device=dev, dtype=torch.float32), inputs, dev))
+            res["runtime_ms"], res["runtime_stats"] = stats["mean"], stats
+        except Exception as e:  # noqa: BLE001
+            res["error_during_performance"] = f"{type(e).__name__}: {str(e)[:300]}"
+    lap("timing_s")
+
+    # The excessive-speedup check runs whatever the verdict (not in a try, as KernelBench).
+    torch.cuda.synchronize(device=dev)
+    seed(SEED)
+    inputs = [to_dev(x) for x in get_inputs()]
+    ref_stats = _timing_stats(_cuda_event_times(torch, original, inputs, dev))
+    res["ref_runtime_ms"] = ref_stats["mean"]
+    if res.get("runtime_ms"):
+        res["speedup"] = ref_stats["mean"] / res["runtime_ms"]
+        res["excessive_speedup"] = res["speedup"] > SPEEDUP_FLAG
+    lap("ref_timing_s")
+    return res
+
+
+def eval_one(spec):
+    """Runs in the sample's own spawned process (KernelBench's evaluate_single_sample)."""
+    t_enter = time.time()
+    ph = {"spawn_s": t_enter - spec["t_submit"]}
+    import torch
+    ph["import_torch_s"] = time.time() - t_enter
+    dev = torch.device("cuda", spec["gpu"])
+    tmp = []
+    try:
+        res = _against_reference(torch, spec, dev, ph, tmp)
+        with torch.cuda.device(dev):   # graceful_eval_cleanup
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(device=dev)
+            torch.cuda.synchronize(device=dev)
+    except Exception as e:  # noqa: BLE001 - KernelBench's last-level catch: not compiled
+        kind = "cuda_error" if "CUDA error" in str(e) else "other_error"
+        res = {"compiled": False, "correct": False, "error_kind": kind,
+               "error": f"{type(e).__name__}: {str(e)[:300]}", "traceback": traceback.format_exc()[-800:]}
+    finally:
+        for t in tmp:
+            os.remove(t)
+    res["phases"] = ph
+    return res
+
+
+def eval_sample(spec, timeout):
+    """A one-worker spawn pool per sample, as KernelBench's batch_eval. A worker that dies
+    (SIGSEGV) never returns its task: the wait runs to the timeout, as in KernelBench."""
+    ctx = mp.get_context("spawn")
+    t0 = time.time()
+    spec["t_submit"] = t0
+    pool = ctx.Pool(1, initializer=_own_group)
+    first = list(pool._pool)
+    ar = pool.apply_async(eval_one, (spec,))
+    busy = []
+    try:
+        res = ar.get(timeout=timeout)
+        res["timed_out"] = False
+    except mp.TimeoutError:
+        died = [p.exitcode for p in first if p.exitcode is not None]
+        busy = [p.pid for p in first if p.exitcode is None]   # the hung one, still on the task
+        res = {"compiled": False, "correct": False, "timed_out": True, "error_kind": "timeout",
+               "error": f"no result in {timeout:.0f} s" + (f" (worker died, exit code {died[0]})" if died else "")}
+    except Exception as e:  # noqa: BLE001 - multiprocessing-level failure (the task's pickling)
+        res = {"compiled": False, "correct": False, "timed_out": False, "error_kind": "pool_error", "error": str(e)}
+    if not close_pool(pool, busy):
+        res["pool_terminate_stuck"] = True
+    res["wall_s"] = time.time() - t0
+    return res
+
+
+# ----------------------------------------------------------------------------------------
+
+def summarise(state, batch):
+    segs = state["segments"] + ([state["open_segment"]] if state.get("open_segment") else [])
+    pre = sum(s["wall_s"] for s in segs if s["phase"] == "precompile")
+    ev = sum(s["wall_s"] for s in segs if s["phase"] == "eval")
+    done = [r for r in state["results"] if r.get("eval")]
+    s = {"samples": len(batch), "evaluated": len(done), "precompile_wall_s": pre, "eval_wall_s": ev,
+         "total_wall_s": pre + ev}
+    if done and pre + ev > 0:
+        s["samples_per_hour"] = len(done) / (pre + ev) * 3600
+        s["samples_per_gpu_hour"] = s["samples_per_hour"] / 1   # one GPU held for the whole run
+    for r in state["results"]:
+        e = r.get("eval")
+        if e:
+            r["kb_correct"] = bool(e.get("compiled") and e.get("correct"))
+            r["agrees"] = r["kb_correct"] == (r["want"] == "correct")
+    s["agree"] = sum(1 for r in done if r["agrees"])
+    s["agree_at_1e-4"] = sum(1 for r in done if bool(r["eval"].get("correct_at_1e-4")) == (r["want"] == "correct"))
+    s["cheats_accepted"] = sum(1 for r in done if r["want"] == "rejected" and r["kb_correct"])
+    s["cheats"] = sum(1 for r in done if r["want"] == "rejected")
+    s["wrong_accepted"] = sum(1 for r in done if r["want"] not in ("correct", "rejected") and r["kb_correct"])
+    s["correct_refused"] = sum(1 for r in done if r["want"] == "correct" and not r["kb_correct"])
+    s["timed_out"] = sum(1 for r in done if r["eval"].get("timed_out"))
+    s["excessive_speedup_flags"] = sum(1 for r in done if r["eval"].get("excessive_speedup"))
+    pre_recs = [r["precompile"] for r in state["results"] if r.get("precompile")]
+    s["precompiled"] = len(pre_recs)
+    s["precompile_failed"] = sum(1 for p in pre_recs if not p["ok"])
+    s["precompile_version_bumped"] = sum(1 for p in pre_recs if p.get("version_bumped"))
+    by = {}
+    for r in done:
+        b = by.setdefault(r["want"], {"n": 0, "kb_correct": 0})
+        b["n"] += 1
+        b["kb_correct"] += r["kb_correct"]
+    s["by_label"] = by
+    return s
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="pre-compile workers (KernelBench num_cpu_workers)")
+    ap.add_argument("--gpu", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=180, help="per sample, each phase (KernelBench default 180 s)")
+    ap.add_argument("--tolerance", type=float, default=1e-2,
+                    help="atol = rtol (KernelBench v0/v0.1: 1e-2; its current fp32 default is 1e-4, also recorded)")
+    ap.add_argument("--arch", default="Hopper", help="TORCH_CUDA_ARCH_LIST (KernelBench set_gpu_arch; H200: Hopper)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--build-dir", help="per-sample build directories (default OUT/build)")
+    ap.add_argument("--compile-only", action="store_true", help="the CPU pre-compile phase only")
+    ap.add_argument("--no-precompile", action="store_true",
+                    help="KernelBench's default build_cache=False: every build in the eval phase")
+    ap.add_argument("--resume", action="store_true", help=f"continue from OUT/{STATE}")
+    ap.add_argument("--max-wall", type=float, help="start no new work after this many seconds (exit 3)")
+    args = ap.parse_args()
+    reexec_with_torch()
+    t_start = time.time()
+    deadline = t_start + args.max_wall if args.max_wall else None
+    args.out = os.path.abspath(args.out)
+    args.build_dir = os.path.abspath(args.build_dir or os.path.join(args.out, "build"))
+    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.build_dir, exist_ok=True)
+    os.environ["TORCH_CUDA_ARCH_LIST"] = args.arch   # set before any worker is spawned
+    path = os.path.join(args.out, STATE)
+
+    import torch
+    if not args.compile_only:
+        if not torch.cuda.is_available() or torch.cuda.device_count() <= args.gpu:
+            print(f"kernelbench_pipeline: no CUDA GPU {args.gpu} here (torch {torch.__version__}, "
+                  f"{torch.cuda.device_count()} devices): the eval phase needs one. "
+                  "--compile-only runs the CPU pre-compile phase alone.", file=sys.stderr)
+            return 2
+
+    batch = make_batch(args.count)
+    config = {"count": args.count, "jobs": args.jobs, "gpu": args.gpu, "timeout": args.timeout,
+              "tolerance": args.tolerance, "arch": args.arch, "precompile": not args.no_precompile,
+              "python": sys.executable, "torch": torch.__version__, "host": platform.node(), "cpus": os.cpu_count(),
+              "gpu_name": None,   # read by the first eval process: this one makes no CUDA context
+              "kernelbench": "ScalingIntelligence/KernelBench@423217d (pipeline shape)"}
+    if args.resume and os.path.exists(path):
+        state = json.load(open(path))
+        if [r["name"] for r in state["results"]] != [b["name"] for b in batch]:
+            raise SystemExit(f"{path} holds another batch: not resuming")
+        state.setdefault("invocations", []).append(config)
+        killed = state.pop("open_segment", None)
+        if killed:   # an invocation killed mid-phase: its wall so far still counts
+            state["segments"].append(dict(killed, killed=True))
+    else:
+        state = {"config": config, "invocations": [config], "segments": [],
+                 "results": [{"index": i, "name": b["name"], "copy": b["copy"], "backend": b["sample"]["backend"],
+                              "want": b["want"], "precompile": None, "eval": None} for i, b in enumerate(batch)]}
+
+    current = {}
+
+    def save():
+        if current:
+            state["open_segment"] = {"phase": current["phase"], "wall_s": time.time() - current["t0"]}
+        state["summary"] = summarise(state, batch)
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(state, f, indent=1)
+        os.replace(tmp, path)
+
+    def close_segment(samples, done):
+        state["segments"].append({"phase": current["phase"], "wall_s": time.time() - current["t0"],
+                                  "samples": samples, "complete": done})
+        current.clear()
+        state.pop("open_segment", None)
+        save()
+
+    complete = True
+    if not args.no_precompile:
+        todo = []
+        for i, r in enumerate(state["results"]):
+            if r["backend"] != "cuda" or r["eval"]:
+                continue
+            p = r["precompile"]
+            if p is None or (p["ok"] and not os.path.isdir(os.path.join(args.build_dir, f"{i:04d}"))):
+                todo.append(i)
+        print(f"pre-compile: {len(todo)} CUDA samples, {args.jobs} workers, TORCH_CUDA_ARCH_LIST={args.arch}", flush=True)
+        if todo:
+            current.update(phase="precompile", t0=time.time())
+            try:
+                complete = run_precompile(todo, batch, args, state, deadline, save)
+            finally:
+                close_segment(len(todo), complete)
+
+    if complete and not args.compile_only:
+        current.update(phase="eval", t0=time.time())
+        todo = [i for i, r in enumerate(state["results"]) if not r["eval"]]
+        print(f"eval: {len(todo)} samples on GPU {args.gpu}, one process each, "
+              f"timeout {args.timeout:.0f} s", flush=True)
+        try:
+            for i in todo:
+                if deadline and time.time() > deadline:
+                    complete = False
+                    break
+                r = state["results"][i]
+                spec = {"task": batch[i]["sample"]["task"], "candidate": batch[i]["sample"]["candidate"],
+                        "backend": r["backend"], "gpu": args.gpu, "tolerance": args.tolerance,
+                        "build_dir": os.path.join(args.build_dir, f"{i:04d}")}
+                e = eval_sample(spec, args.timeout)
+                if e.get("timed_out") or e.get("error_kind") == "pool_error":
+                    shutil.rmtree(spec["build_dir"], ignore_errors=True)  # remove_cache_dir (that sample's only)
+                r["eval"] = e
+                if e.get("hardware"):
+                    state["config"]["gpu_name"] = state["invocations"][-1]["gpu_name"] = e["hardware"]
+                ok = e.get("compiled") and e.get("correct")
+                print(f"eval {i:4d} {r['name']:<44} want {r['want']:<13} KB {'correct' if ok else 'not correct':<11} "
+                      f"{e['wall_s']:6.1f} s  {e.get('error_kind', '')}", flush=True)
+                save()
+        finally:
+            close_segment(len(todo), complete)
+    save()
+    s = state["summary"]
+    print("\n| pipeline | samples | evaluated | pre-compile wall s | eval wall s | total s | samples/h "
+          "| per GPU-hour | agree with label | cheats accepted as correct |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rate = lambda k: f"{s[k]:.0f}" if k in s else "-"  # noqa: E731
+    print(f"| KernelBench (eval_from_generations shape) | {s['samples']} | {s['evaluated']} | "
+          f"{s['precompile_wall_s']:.1f} | {s['eval_wall_s']:.1f} | {s['total_wall_s']:.1f} | {rate('samples_per_hour')} | "
+          f"{rate('samples_per_gpu_hour')} | {s['agree']}/{s['evaluated']} | {s['cheats_accepted']}/{s['cheats']} |")
+    print(f"pre-compile: {s['precompiled']} CUDA samples, {s['precompile_failed']} failed, "
+          f"{s['precompile_version_bumped']} built under a bumped extension name (rebuilt at eval)")
+    if s["evaluated"]:
+        print(f"eval: {s['timed_out']} timed out; {s['wrong_accepted']} wrong/crashing accepted, "
+              f"{s['correct_refused']} correct refused; agree at atol=rtol=1e-4: {s['agree_at_1e-4']}; "
+              f"excessive-speedup flags: {s['excessive_speedup_flags']}")
+        for want, b in sorted(s["by_label"].items()):
+            print(f"  label {want:<14} {b['n']:4d} samples, KernelBench correct: {b['kb_correct']}")
+    print(f"wrote {path}")
+    if not complete:
+        print("incomplete (--max-wall): run again with --resume", flush=True)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
