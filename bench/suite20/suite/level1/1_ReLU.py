@@ -1,0 +1,19 @@
+"""ReLU on a 256 x 1024 float32 tensor (1 MiB)."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(256, 1024)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,19 @@
+"""Sum over dim 1 of a 512 x 1024 float32 tensor: output 512."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(512, 1024)]
+
+
+def get_init_inputs():
+    return []
