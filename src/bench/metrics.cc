@@ -93,7 +93,7 @@ json ComputeMetrics(const std::vector<TaskResult>& tasks, const MetricsOptions& 
   json sample0 = json::object();
   for (double p : options.ps)
     sample0[FastName(p)] = MeanOverTasks(tasks, 1, [&](const TaskResult& t) {
-      return FastCount({t.samples.front()}, p) ? 1.0 : 0.0;
+      return t.has_sample0 && FastCount({t.samples.front()}, p) ? 1.0 : 0.0;
     });
   out["fast_p_sample0"] = sample0;
   out.update(Aggregates(tasks));

@@ -19,13 +19,16 @@ struct SampleResult {
   std::optional<double> speedup_vs_compile = std::nullopt;
 };
 
-// All samples of one task, sample 0 first. has_compile_baseline: the compile baseline has
-// a usable entry for the task (only such tasks enter the vs-compile metrics).
+// All samples of one task, in sample-id order. has_compile_baseline: the compile baseline
+// has a usable entry for the task (only such tasks enter the vs-compile metrics).
+// has_sample0: samples.front() is sample id 0 (fast_p over sample 0 counts a task without
+// it as not fast: an interrupted run, or generations numbered from 1).
 struct TaskResult {
   std::string task_id;
   int level = 0;
   std::vector<SampleResult> samples;
   bool has_compile_baseline = false;
+  bool has_sample0 = true;
 };
 
 // Unbiased estimator of P(at least one of k draws, without replacement from n samples of

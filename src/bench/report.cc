@@ -54,7 +54,7 @@ std::vector<TaskResult> BuildTaskResults(const std::vector<json>& records, const
   }
   std::vector<TaskResult> out;
   for (auto& [id, entry] : by_task) {
-    TaskResult t{id, entry.first, {}, compile && compile->count(id) > 0};
+    TaskResult t{id, entry.first, {}, compile && compile->count(id) > 0, entry.second.count(0) > 0};
     for (auto& [sample, s] : entry.second) t.samples.push_back(s);
     out.push_back(std::move(t));
   }

@@ -51,6 +51,17 @@ TEST(Report, PassAt1MatchesHandComputation) {
   EXPECT_EQ(md.find("pass@5"), std::string::npos);
 }
 
+TEST(Report, FastPOverSample0NeedsSampleIdZero) {
+  // L1_1 lacks sample 0 (numbered from 1, or interrupted): its sample 1 is fast but is not
+  // sample 0, so the task counts as not fast; L1_2's sample 0 is fast.
+  json run = {{"keys", json::array({"a", "b", "c"})}, {"bad_inputs", json::array()}, {"samples", {{"total", 3}}}};
+  std::vector<json> recs = {Rec("L1_1", 1, 1, "correct", 2.0), Rec("L1_2", 1, 0, "correct", 2.0),
+                            Rec("L1_2", 1, 1, "incorrect")};
+  json r = BuildReport({run, recs}, "now");
+  EXPECT_DOUBLE_EQ(r["metrics"]["overall"]["fast_p_sample0"]["fast_1.0"].get<double>(), 0.5);
+  EXPECT_FALSE(BuildTaskResults(recs, json::array())[0].has_sample0);
+}
+
 TEST(Report, NoRecordsIsNotAnError) {
   json r = BuildReport({json{{"keys", json::array()}}, {}}, "now");
   EXPECT_TRUE(r["metrics"].empty());
