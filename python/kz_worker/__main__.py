@@ -10,7 +10,10 @@ must not import torch (it is the fast path).
 
 import contextlib
 import os
+import signal
 import sys
+import threading
+import time
 
 from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
@@ -70,11 +73,30 @@ def _preload() -> None:
             import triton  # noqa: F401
 
 
+def exit_with_parent(period_s: float = 1.0) -> None:
+    """The supervisor enforces this child's time and memory limits; if it dies (a SIGKILL
+    leaves it no chance to clean up), this child's process group (its compilers, a hanging
+    kernel) is killed within `period_s`, instead of running on unsupervised beside the next
+    run. Only when this process leads its group, as kz starts it."""
+    parent = os.getppid()
+    if os.getpgrp() != os.getpid():
+        return
+
+    def watch():
+        while True:
+            time.sleep(period_s)
+            if os.getppid() != parent:
+                os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="kz-parent-watch", daemon=True).start()
+
+
 def main() -> None:
     """Serve one request on the protocol fd, then exit 0 without teardown."""
     if FD_ENV not in os.environ:
         print(f"kz_worker: {FD_ENV} is not set; run by the kz supervisor", file=sys.stderr)
         sys.exit(2)
+    exit_with_parent()
     if os.environ.get("KZ_PRELOAD") == "1":
         _preload()
     channel = Channel.from_env()

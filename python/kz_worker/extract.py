@@ -32,7 +32,7 @@ def env_info() -> dict:
     """Versions the extension build depends on: torch, its CUDA, Python (read from torch's
     version.py, as `kz_worker.probe` does: the same values as torch.__version__ and
     torch.version.cuda, without importing torch)."""
-    return probe()
+    return {key: value for key, value in probe().items() if key != "version_file"}
 
 
 def _literals(text: str) -> list:

@@ -1,6 +1,8 @@
 """`python -m kz_worker.probe`: the versions that key compiled extensions, without
 importing torch (~0.1 s instead of ~2 s). Prints one JSON object on stdout:
-{"torch": "2.11.0+cu130", "cuda": "13.0", "python": "3.11.7"}; a missing torch gives nulls."""
+{"torch": "2.11.0+cu130", "cuda": "13.0", "python": "3.11.7", "version_file": "/…/torch/version.py"}
+(`version_file` only when read: kz reuses a probe while that file is unchanged); a missing
+torch gives nulls."""
 import ast
 import importlib.util
 import json
@@ -18,6 +20,7 @@ def probe() -> dict:
         tree = ast.parse(open(path).read())
     except OSError:
         return out
+    out["version_file"] = path
     names = {"__version__": "torch", "cuda": "cuda"}
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else \

@@ -145,6 +145,7 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
   if (!any_cuda) return;
   // With the environment known (without importing torch), a candidate seen before needs
   // no extraction child: its calls come from the extraction cache.
+  auto start = std::chrono::steady_clock::now();
   std::optional<json> env = worker::ProbeEnvironment(worker_);
   compile::ExtractCache extract_cache(cache_.root());
   auto key = [&](const Work& w) { return compile::ExtractCache::Key(w.candidate_text, *env); };
@@ -153,7 +154,9 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
     if (auto hit = env ? extract_cache.Lookup(key(w)) : std::nullopt) {
       w.calls = (*hit)["calls"];
       w.build_env = hit->value("env", json::object());
-      w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "hit"}};
+      w.verdict["stages"]["extract"] = {
+          {"status", "ok"}, {"cache", "hit"},
+          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
       return std::nullopt;
     }
     worker::WorkerCall call;

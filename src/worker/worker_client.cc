@@ -1,9 +1,13 @@
 #include "worker/worker_client.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
 
 #include "util/frame.h"
 #include "util/fs.h"
@@ -90,7 +94,22 @@ WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call) {
   return ParseWorkerReply(util::RunProcess(MakeWorkerSpec(config, call)), call.token);
 }
 
-std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config) {
+namespace {
+// One probe per interpreter and package, kept while torch's version.py is unchanged.
+struct ProbeMemo {
+  nlohmann::json env;
+  std::string version_file;
+  struct timespec mtime {};
+  off_t size = 0;
+};
+
+bool SameFile(const ProbeMemo& m) {
+  struct stat st {};
+  if (m.version_file.empty() || ::stat(m.version_file.c_str(), &st) != 0) return false;
+  return st.st_size == m.size && st.st_mtim.tv_sec == m.mtime.tv_sec && st.st_mtim.tv_nsec == m.mtime.tv_nsec;
+}
+
+std::optional<ProbeMemo> RunProbe(const WorkerConfig& config) {
   util::ProcessSpec spec;
   spec.argv = {config.python, "-m", "kz_worker.probe"};
   spec.env = {{"PYTHONPATH", config.package_dir}, {"PYTHONDONTWRITEBYTECODE", "1"}};
@@ -100,7 +119,34 @@ std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config) {
   auto j = nlohmann::json::parse(r.stdout_tail, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.value("torch", nlohmann::json()).is_string())
     return std::nullopt;
-  return j;
+  ProbeMemo m;
+  m.version_file = j.value("version_file", "");
+  j.erase("version_file");
+  m.env = std::move(j);
+  struct stat st {};
+  if (!m.version_file.empty() && ::stat(m.version_file.c_str(), &st) == 0) {
+    m.mtime = st.st_mtim;
+    m.size = st.st_size;
+  } else {
+    m.version_file.clear();  // never reused
+  }
+  return m;
+}
+}  // namespace
+
+std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config) {
+  static std::mutex mu;
+  static std::map<std::string, ProbeMemo> memo;
+  std::string key = config.python + '\n' + config.package_dir;
+  {
+    std::lock_guard lock(mu);
+    if (auto it = memo.find(key); it != memo.end() && SameFile(it->second)) return it->second.env;
+  }
+  auto m = RunProbe(config);
+  if (!m) return std::nullopt;
+  std::lock_guard lock(mu);
+  memo[key] = *m;
+  return m->env;
 }
 
 std::string DescribeEnd(const util::ProcessResult& p) {

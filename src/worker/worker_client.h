@@ -54,7 +54,9 @@ WorkerReply ParseWorkerReply(util::ProcessResult process, const std::string& tok
 WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call);
 
 // The versions that key compiled extensions ({"torch", "cuda", "python"}), read by
-// `python -m kz_worker.probe` without importing torch (~0.1 s). nullopt if it fails.
+// `python -m kz_worker.probe` without importing torch (~0.1 s), once per interpreter and
+// package in a process: later calls reuse it while torch's version.py is unchanged (one
+// stat). nullopt if it fails.
 std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config);
 
 // One line describing how the child ended, for reasons and logs.
