@@ -112,10 +112,15 @@ std::string Scheduler::RenderMetrics() const {
 
 std::optional<size_t> Scheduler::UrgentIndex() const {
   if (queue_.empty()) return std::nullopt;
-  std::vector<QueuedJob> view = queue_;  // what a free slot would pick if all were staged
+  // What a free slot would pick if every queued job were staged. When that pick is a
+  // queued job, it is also the pick among the queued jobs alone (PickNext's order is a
+  // per-client minimum), so only that one joins the staged ones: no copy of the queue.
+  size_t q = *PickNext(queue_, slot_served_);
+  std::vector<QueuedJob> view;
+  view.reserve(ready_.size() + 1);
   for (const auto& r : ready_) view.push_back({r->id, r->priority, r->client, r->seq});
-  size_t i = *PickNext(view, slot_served_);
-  return i < queue_.size() ? std::optional(i) : std::nullopt;
+  view.push_back(queue_[q]);
+  return *PickNext(view, slot_served_) == view.size() - 1 ? std::optional(q) : std::nullopt;
 }
 
 Scheduler::ActivePtr Scheduler::Take() {
