@@ -214,6 +214,25 @@ def test_frontend_list_is_what_only_the_full_header_includes(tmp_path, monkeypat
     assert listed == sorted(os.path.realpath(inc / "torch" / n) for n in ("extension.h", "nn.h"))
 
 
+def test_a_pch_in_use_is_locked_against_eviction_and_rebuilt_once_evicted(tmp_path):
+    import fcntl
+    import shutil
+    cxx = tmp_path / "cxx"   # writes its -o file and counts its runs
+    cxx.write_text("#!/bin/sh\necho run >> \"$(dirname \"$0\")/runs\"\n"
+                   "while [ $# -gt 1 ]; do [ \"$1\" = -o ] && echo pch > \"$2\"; shift; done\n")
+    cxx.chmod(0o755)
+    root = str(tmp_path / "pch")
+    pch_dir, _ = fastbuild.ensure_pch(root, str(cxx), "-fPIC")
+    assert os.path.isfile(os.path.join(pch_dir, fastbuild.PCH_NAME + ".gch"))
+    with open(pch_dir + ".lock", "a") as other:       # what kz's eviction tries
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert fastbuild.ensure_pch(root, str(cxx), "-fPIC") == (pch_dir, 0.0)
+    shutil.rmtree(pch_dir)                             # evicted (e.g. by another host's rules)
+    assert fastbuild.ensure_pch(root, str(cxx), "-fPIC")[0] == pch_dir
+    assert (tmp_path / "runs").read_text() == "run\nrun\n"
+
+
 def test_a_slim_header_that_does_not_compile_is_tried_once(tmp_path):
     cxx = tmp_path / "cxx"
     cxx.write_text("#!/bin/sh\necho run >> \"$(dirname \"$0\")/runs\"\necho 'x.h:1: error: no such header'\nexit 1\n")

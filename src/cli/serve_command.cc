@@ -164,7 +164,7 @@ class ServeCommandImpl : public ServeCommand {
   int port_ = 8470;
   size_t max_queue_ = 4096;
   bool no_run_ = false, no_prestart_ = false;
-  std::string child_priority_ = "idle";
+  std::string child_priority_ = "nice";
   double wait_s_ = 600;
   std::optional<int> device_;
   std::vector<int> gpu_list_;

@@ -48,7 +48,7 @@ class VerifyCommandImpl : public VerifyCommand {
         ->check(CLI::PositiveNumber);
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
-    c->add_option("--cache-max-gib", cache_max_gib_, "Size bound of the extension cache, GiB (LRU; default 20)")
+    c->add_option("--cache-max-gib", cache_max_gib_, "Size bound of the cache directory (extensions, extractions, precompiled headers), GiB (LRU; default 20)")
         ->check(CLI::PositiveNumber);
     c->add_option("--arch", o_.arch_list, "CUDA arch to build for (default: the GPU's, else 9.0)");
     c->add_option("--policy", o_.policy, "Integrity policy: strict (default) or kernelbench")

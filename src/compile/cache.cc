@@ -56,48 +56,6 @@ void ExtensionCache::Touch(const std::string& key) const {
   fs::last_write_time(EntryDir(key) + "/meta.json", fs::file_time_type::clock::now(), ec);
 }
 
-namespace {
-uint64_t TreeBytes(const fs::path& dir) {
-  uint64_t total = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec))
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
-  return total;
-}
-}  // namespace
-
-ExtensionCache::EvictionReport ExtensionCache::Evict(uint64_t max_bytes, double stale_staging_s) const {
-  EvictionReport report;
-  std::error_code ec;
-  auto now = fs::file_time_type::clock::now();
-  for (const auto& d : fs::directory_iterator(root_ + "/tmp", ec)) {
-    auto age = std::chrono::duration<double>(now - fs::last_write_time(d.path(), ec)).count();
-    if (!ec && age > stale_staging_s) util::RemoveAll(d.path().string()), ++report.staging_removed;
-  }
-  struct Item { fs::file_time_type used; uint64_t bytes; fs::path dir; };
-  std::vector<Item> items;
-  fs::path base = root_ + "/v" + std::to_string(kCacheFormatVersion);
-  for (auto it = fs::recursive_directory_iterator(base, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (it.depth() != 1 || !it->is_directory(ec)) continue;
-    it.disable_recursion_pending();
-    auto used = fs::last_write_time(it->path() / "meta.json", ec);
-    if (ec) used = fs::file_time_type::min(), ec.clear();
-    items.push_back({used, TreeBytes(it->path()), it->path()});
-    report.bytes_before += items.back().bytes;
-  }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.used < b.used; });
-  report.bytes_after = report.bytes_before;
-  for (const auto& item : items) {
-    if (report.bytes_after <= max_bytes) break;
-    util::RemoveAll(item.dir.string());
-    report.bytes_after -= item.bytes;
-    ++report.entries_removed;
-  }
-  return report;
-}
-
 std::string ExtensionCache::NewStagingDir(std::string* err) const {
   return util::MakeTempDir(root_ + "/tmp", "build-", err);
 }

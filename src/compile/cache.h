@@ -51,11 +51,13 @@ class ExtensionCache {
 
   struct EvictionReport {
     uint64_t bytes_before = 0, bytes_after = 0;
-    int entries_removed = 0, staging_removed = 0;
+    int entries_removed = 0, staging_removed = 0, extract_removed = 0, pch_removed = 0;
   };
-  // Removes least-recently-used entries until the entries of this format take at most
-  // `max_bytes`, and staging directories older than `stale_staging_s` (builds that were
-  // killed). Precompiled headers (<root>/pch) are not counted or removed.
+  // Removes least-recently-used items until the cache takes at most `max_bytes`: library
+  // entries of this format (used = meta.json's mtime, touched on each hit), extraction
+  // results (<root>/extract, touched on each hit) and precompiled-header directories
+  // (<root>/pch/<key>, touched on each use; skipped while a build holds its lock); and
+  // staging directories older than `stale_staging_s` (builds that were killed).
   EvictionReport Evict(uint64_t max_bytes, double stale_staging_s = 3600) const;
 
   const std::string& root() const { return root_; }

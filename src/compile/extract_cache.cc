@@ -30,6 +30,8 @@ std::optional<nlohmann::json> ExtractCache::Lookup(const std::string& key) const
   if (j.is_discarded() || !j.is_object() || j.value("format", 0) != kExtractCacheVersion ||
       !j.contains("calls") || !j["calls"].is_array())
     return std::nullopt;
+  std::error_code ec;  // recently used, for the cache's LRU eviction
+  std::filesystem::last_write_time(PathOf(key), std::filesystem::file_time_type::clock::now(), ec);
   return j;
 }
 

@@ -29,7 +29,7 @@ struct VerifyOptions {
   uint64_t max_host_mem_mib = 32768;   // per child process group
   uint64_t max_source_bytes = 8u << 20;  // task or candidate file larger: refused up front
   std::string cache_dir;               // compiled-extension cache
-  uint64_t cache_max_bytes = 20ull << 30;  // LRU bound of the extension entries
+  uint64_t cache_max_bytes = 20ull << 30;  // LRU bound of the cache (entries, extractions, PCHs)
   int jobs = 1;                        // builds at once
   bool accelerate_builds = true;
   std::string policy = "strict";       // integrity policy: strict | kernelbench

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -181,6 +182,28 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
   });
 }
 
+namespace {
+// The cache's LRU bound. Eviction walks the whole cache: at most every 30 s per cache in a
+// long-lived process (kz serve stages one job at a time).
+void EvictThrottled(const compile::ExtensionCache& cache, uint64_t max_bytes) {
+  {
+    static std::mutex mu;
+    static std::map<std::string, std::chrono::steady_clock::time_point> last_evict;
+    auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu);
+    auto [it, fresh] = last_evict.emplace(cache.root(), now);
+    if (!fresh && now - it->second < std::chrono::seconds(30)) return;
+    it->second = now;
+  }
+  auto ev = cache.Evict(max_bytes);
+  if (ev.entries_removed || ev.staging_removed || ev.extract_removed || ev.pch_removed)
+    util::LogInfo("cache: evicted " + std::to_string(ev.entries_removed) + " entries, " +
+                  std::to_string(ev.extract_removed) + " extractions, " + std::to_string(ev.pch_removed) +
+                  " precompiled headers and " + std::to_string(ev.staging_removed) + " stale staging dirs; " +
+                  std::to_string(ev.bytes_after >> 20) + " MiB left");
+}
+}  // namespace
+
 void Verifier::CompileAll(std::vector<Work>& work) const {
   std::vector<json> calls;
   std::vector<std::pair<Work*, size_t>> owner;  // call -> (sample, index in its calls)
@@ -213,11 +236,7 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
                       " in " + std::to_string(r.seconds).substr(0, 5) + " s");
       });
   for (size_t i = 0; i < results.size(); ++i) ApplyBuild(*owner[i].first, results[i]);
-  auto ev = cache_.Evict(options_.cache_max_bytes);
-  if (ev.entries_removed || ev.staging_removed)
-    util::LogInfo("cache: evicted " + std::to_string(ev.entries_removed) + " entries and " +
-                  std::to_string(ev.staging_removed) + " stale staging dirs; " +
-                  std::to_string(ev.bytes_after >> 20) + " MiB left");
+  EvictThrottled(cache_, options_.cache_max_bytes);
 }
 
 void Verifier::ApplyBuild(Work& w, const compile::BuildResult& r) const {

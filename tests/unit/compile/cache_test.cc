@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "util/fs.h"
@@ -124,6 +128,34 @@ TEST_F(CacheTest, EvictionRemovesLeastRecentlyUsedEntriesFirst) {
   EXPECT_TRUE(c.Lookup(keys[0], "ext"));
   EXPECT_FALSE(c.Lookup(keys[1], "ext")) << "the least recently used entry goes first";
   EXPECT_TRUE(c.Lookup(keys[2], "ext"));
+}
+
+TEST_F(CacheTest, EvictionCountsPchDirsAndExtractionsAndSkipsAPchInUse) {
+  namespace fs = std::filesystem;
+  std::string err;
+  auto file = [&](const std::string& path, size_t bytes, int hours_ago) {
+    ASSERT_TRUE(util::MakeDirs(fs::path(path).parent_path().string(), &err)) << err;
+    ASSERT_TRUE(util::WriteFileAtomic(path, std::string(bytes, 'x'), &err)) << err;
+    fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::hours(hours_ago));
+  };
+  std::string busy = root_ + "/pch/aaaaaaaaaaaaaaaaaaaaaaaa", idle = root_ + "/pch/bbbbbbbbbbbbbbbbbbbbbbbb";
+  file(busy + "/h.gch", 3000, 5);
+  file(idle + "/h.gch", 3000, 4);
+  file(root_ + "/pch/templates/t.json", 10, 9);  // not a PCH directory: never evicted
+  file(root_ + "/extract/v2/ab/abcd.json", 1000, 3);
+  for (const auto& d : {busy, idle})  // a directory's time is its last use
+    fs::last_write_time(d, fs::file_time_type::clock::now() - std::chrono::hours(d == busy ? 5 : 4));
+  int fd = ::open((busy + ".lock").c_str(), O_RDWR | O_CREAT, 0644);  // a build using it
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_SH), 0);
+  auto report = ExtensionCache(root_).Evict(1500);
+  ::close(fd);
+  EXPECT_EQ(report.pch_removed, 1);
+  EXPECT_EQ(report.extract_removed, 1);
+  EXPECT_TRUE(util::PathExists(busy + "/h.gch")) << "a PCH whose lock a build holds stays";
+  EXPECT_FALSE(util::PathExists(idle));
+  EXPECT_TRUE(util::PathExists(root_ + "/pch/templates/t.json"));
+  EXPECT_EQ(report.bytes_before, 7000u);  // templates (a few KiB per flag set) are not counted
 }
 
 TEST_F(CacheTest, StaleStagingDirsOfKilledBuildsAreSwept) {
