@@ -47,6 +47,8 @@ class WorkerCommandImpl : public WorkerCommand {
         ->capture_default_str()->check(CLI::Range(0.5, 86400.0));
     c->add_option("--max-deliveries", max_deliveries_, "A job handed out more often than this fails (it keeps killing workers)")
         ->capture_default_str()->check(CLI::PositiveNumber);
+    c->add_flag("--no-prestart", no_prestart_,
+                "Start each run child when its job arrives (default: the next child is started ahead, torch imported)");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
     c->add_option("--compile-timeout", o_.compile_timeout_s, "Wall-time limit of one build, seconds");
     c->add_option("--max-host-mem", o_.max_host_mem_mib, "Host memory limit per child, MiB");
@@ -73,6 +75,7 @@ class WorkerCommandImpl : public WorkerCommand {
     queue::QueueWorker::Config config{q_, name_, worker::LocateWorker(argv0_), o_, gpus,
                                       o_.cache_dir + "/worker/" + name_};
     config.max_deliveries = max_deliveries_;
+    config.prestart = !no_prestart_;
     queue::QueueWorker worker(std::move(config));
     std::thread signals = WatchSignals(&worker);
     int rc = worker.Run();
@@ -121,6 +124,7 @@ class WorkerCommandImpl : public WorkerCommand {
   std::optional<int> gpu_;
   double reclaim_s_ = 60;
   int64_t max_deliveries_ = 5;
+  bool no_prestart_ = false;
   verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
 };
 }  // namespace

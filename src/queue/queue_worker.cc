@@ -73,6 +73,11 @@ int QueueWorker::Run() {
   Event(std::string("event=start queue=") + config_.queue.url + " mode=" +
         (config_.gpus.empty() ? "cpu" : "gpu" + std::to_string(config_.gpus[0].index)) +
         " reclaim_after_ms=" + std::to_string(config_.queue.reclaim_after.count()));
+  if (config_.prestart) {
+    std::optional<verify::Gpu> gpu;
+    if (!config_.gpus.empty()) gpu = config_.gpus.front();
+    next_child_ = verify::Verifier::Prestart(config_.worker, config_.base, gpu);
+  }
   beat_ = std::thread([this] { HeartbeatLoop(); });
   if (WaitSetup()) {
     while (!stop_) {
@@ -181,10 +186,18 @@ json QueueWorker::Verify(const ClaimedJob& c, const std::string& dir) {
     throw std::runtime_error(err);
   verify::VerifyOptions o = config_.base;
   if (!service::ApplyOptions(json::parse(job.options_json), &o, &err)) throw std::runtime_error(err);
-  verify::Sample s{dir + "/task.py", dir + "/candidate.py", job.backend, std::nullopt, job.id};
+  std::vector<verify::Sample> samples{{dir + "/task.py", dir + "/candidate.py", job.backend, std::nullopt, job.id}};
   verify::Verifier verifier(config_.worker, o, config_.gpus);
   verifier.SetCancel([this] { return stop_.load() || lost_.load(); });
-  return verifier.VerifyAll({s}).front();
+  // As a kz serve slot: stage, then run in the child started ahead (torch imported while
+  // the previous job ran), and start the next one before this run.
+  auto work = verifier.Stage(samples);
+  std::optional<verify::Gpu> gpu;
+  if (!config_.gpus.empty()) gpu = config_.gpus.front();
+  if (verify::Verifier::Final(work.front())) return verifier.Finish(work.front(), gpu);
+  verify::Verifier::Prestarted child = std::move(next_child_);
+  if (config_.prestart) next_child_ = verify::Verifier::Prestart(config_.worker, config_.base, gpu);
+  return verifier.Finish(work.front(), gpu, &child);
 }
 
 // Complete, retried while Redis is away (it is idempotent). On Stop the job stays

@@ -20,6 +20,7 @@
 #include "queue/job_queue.h"
 #include "verify/device.h"
 #include "verify/sample.h"
+#include "verify/verifier.h"
 #include "worker/worker_client.h"
 
 namespace kz::queue {
@@ -36,6 +37,7 @@ class QueueWorker {
     std::chrono::milliseconds block{2000};   // Claim's wait (also the shutdown latency when idle)
     std::chrono::milliseconds status_every{30000};  // an info heartbeat line this often
     int64_t max_deliveries = 5;              // a job handed out more often fails (it kills workers)
+    bool prestart = true;                    // keep the next run child started (torch imported)
   };
   struct Stats {
     uint64_t published = 0, duplicates = 0, failed = 0, reclaimed = 0, abandoned = 0;
@@ -69,6 +71,7 @@ class QueueWorker {
   std::unique_ptr<RedisJobQueue> queue_, beat_queue_;  // main loop's, heartbeat thread's
   std::atomic<bool> stop_{false}, lost_{false};
   std::chrono::steady_clock::time_point next_reclaim_{}, last_status_{};
+  verify::Verifier::Prestarted next_child_;  // main loop only: the next job's run child
 
   mutable std::mutex mu_;
   std::condition_variable cv_;               // Stop() and the heartbeat's period

@@ -62,7 +62,11 @@ int Collect(QueueConfig q, size_t expect, const std::string& out_path, double ti
     int n = queue->ReadVerdicts("collector", [&](const Verdict& v) {
       json verdict = json::parse(v.verdict_json, nullptr, false);
       std::string status = verdict.is_object() ? verdict.value("status", "-") : "-";
-      out << json{{"id", v.job_id}, {"state", v.state}, {"status", status}, {"worker", v.worker}}.dump() << "\n" << std::flush;
+      bool prestarted = verdict.is_object() && verdict.contains("child") && verdict["child"].is_object() &&
+                        verdict["child"].value("prestarted", false);
+      out << json{{"id", v.job_id}, {"state", v.state}, {"status", status}, {"worker", v.worker},
+                  {"prestarted", prestarted}}.dump()
+          << "\n" << std::flush;
       ++deliveries;
       ++seen[v.job_id];
       return true;
