@@ -5,16 +5,21 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
+#include <thread>
 
 #include "compile/build_procs.h"
 #include "compile/diagnostics.h"
 #include "compile/source_map.h"
 #include "util/fs.h"
+#include "util/key_lock.h"
 
 namespace kz::compile {
 namespace {
 
 constexpr int kScanEveryMs = 250;  // how often the memory of running builds is measured
+constexpr int kDeferredPollMs = 100;  // how often a key another builder holds is looked up
 
 struct Pending {
   size_t first_index;          // the call this build is for; others with the key share it
@@ -116,7 +121,9 @@ BuildResult Finish(const worker::WorkerReply& reply, const Pending& pending, con
 
 namespace {
 // One batch of builds: cache lookups first, then at most `jobs` build processes at a time
-// in one ProcessSet; calls with the same key wait on one build.
+// in one ProcessSet; calls with the same key wait on one build, and a key another thread
+// or process is building (its lock file under <cache>/locks is held) waits for that
+// build's entry instead of building it again.
 class BuildBatch {
  public:
   BuildBatch(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache,
@@ -127,8 +134,10 @@ class BuildBatch {
 
   std::vector<BuildResult> Run() {
     LookupAll();
-    while (next_ < to_build_.size() || !running_.empty()) {
+    while (next_ < to_build_.size() || !running_.empty() || !deferred_.empty()) {
       StartMore();
+      if (running_.empty() && !deferred_.empty())
+        std::this_thread::sleep_for(std::chrono::milliseconds(kDeferredPollMs));
       auto finished = set_.WaitAny(kScanEveryMs);
       EnforceMemoryLimit();
       for (auto& [id, proc] : finished) {
@@ -140,7 +149,9 @@ class BuildBatch {
         auto reply = worker::ParseWorkerReply(std::move(proc), p.token);
         size_t i = p.first_index;
         Complete(Finish(reply, p, keys_[i], calls_[i], cache_, options_), Since(p.start));
+        key_locks_.erase(keys_[i]);  // published (or failed): the next waiter looks it up
       }
+      RetryDeferred();
     }
     return std::move(results_);
   }
@@ -182,15 +193,11 @@ class BuildBatch {
       r.name = calls_[i].value("name", "");
       r.digest = calls_[i].value("digest", "");
       r.key = keys_[i];
-      if (auto entry = cache_.Lookup(keys_[i], r.name)) {
-        cache_.Touch(keys_[i]);
-        r.cache_hit = true;
-        r.ok = entry->ok;
-        r.library = entry->library;
-        if (!entry->ok) r.error_kind = "compile_error", r.diagnostics = entry->diagnostics;
-        MapFor(i, r);
-        r.seconds = Since(t0);
-        Report(r);
+      if (auto hit = Hit(i)) {
+        results_[i] = *hit;
+        results_[i].seconds = Since(t0);
+        MapFor(i, results_[i]);
+        Report(results_[i]);
         continue;
       }
       if (waiting_[keys_[i]].empty()) to_build_.push_back(i);
@@ -198,9 +205,64 @@ class BuildBatch {
     }
   }
 
+  // Call i's result from a cache entry, if there is one.
+  std::optional<BuildResult> Hit(size_t i) const {
+    auto entry = cache_.Lookup(keys_[i], results_[i].name);
+    if (!entry) return std::nullopt;
+    cache_.Touch(keys_[i]);
+    BuildResult r = results_[i];
+    r.cache_hit = true;
+    r.ok = entry->ok;
+    r.library = entry->library;
+    if (!entry->ok) r.error_kind = "compile_error", r.diagnostics = entry->diagnostics;
+    return r;
+  }
+
+  // Completes every call waiting on call i's key from a cache entry, if there is one.
+  bool FromCache(size_t i, std::chrono::steady_clock::time_point t0) {
+    auto hit = Hit(i);
+    if (hit) Complete(*hit, Since(t0));
+    return hit.has_value();
+  }
+
+  // Deferred keys (another thread or process held their build lock): a published entry
+  // completes them; a lock now free (that build failed or died) lets this batch build.
+  void RetryDeferred() {
+    std::vector<size_t> still;
+    for (size_t i : deferred_) {
+      if (FromCache(i, deferred_since_[i])) continue;
+      bool busy = false;
+      auto lock = util::KeyLock::TryAcquire(LockPath(i), &busy);
+      if (busy) {
+        still.push_back(i);
+        continue;
+      }
+      if (lock) key_locks_.emplace(keys_[i], std::move(*lock));
+      unlocked_.insert(keys_[i]);  // build it now (locked, or unlockable: proceed anyway)
+      to_build_.push_back(i);
+    }
+    deferred_ = std::move(still);
+  }
+
+  std::string LockPath(size_t i) const { return cache_.root() + "/locks/" + keys_[i] + ".lock"; }
+
   void StartMore() {
     while (next_ < to_build_.size() && static_cast<int>(running_.size()) < std::max(1, options_.jobs)) {
       size_t i = to_build_[next_++];
+      if (!unlocked_.count(keys_[i])) {  // one build of a key at a time, across processes
+        bool busy = false;
+        auto lock = util::KeyLock::TryAcquire(LockPath(i), &busy);
+        if (busy) {
+          deferred_.push_back(i);
+          deferred_since_[i] = std::chrono::steady_clock::now();
+          continue;
+        }
+        if (lock) key_locks_.emplace(keys_[i], std::move(*lock));
+        if (lock && FromCache(i, std::chrono::steady_clock::now())) {  // published meanwhile
+          key_locks_.erase(keys_[i]);
+          continue;
+        }
+      }
       std::string err;
       std::string staging = cache_.NewStagingDir(&err);
       if (staging.empty()) {
@@ -209,6 +271,7 @@ class BuildBatch {
         failed.diagnostics = "cannot build: the cache directory " + cache_.root() +
                              " is not writable (" + err + ")";
         Complete(failed, 0);
+        key_locks_.erase(keys_[i]);
         continue;
       }
       std::string marker = worker::NewSessionToken();
@@ -245,6 +308,10 @@ class BuildBatch {
   std::map<std::string, std::vector<size_t>> waiting_;  // key -> calls waiting on its build
   std::vector<size_t> to_build_;                         // first call of each key to build
   size_t next_ = 0, done_ = 0;
+  std::vector<size_t> deferred_;                         // keys another builder holds
+  std::map<size_t, std::chrono::steady_clock::time_point> deferred_since_;
+  std::map<std::string, util::KeyLock> key_locks_;       // key -> its held build lock
+  std::set<std::string> unlocked_;                       // deferred keys now cleared to build
   util::ProcessSet set_;
   std::map<util::ProcessSet::Id, Pending> running_;
   std::chrono::steady_clock::time_point last_scan_{};

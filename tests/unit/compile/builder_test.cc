@@ -15,6 +15,7 @@
 
 #include "compile/build_procs.h"
 #include "fake_worker.h"
+#include "util/key_lock.h"
 
 namespace kz::compile {
 namespace {
@@ -315,10 +316,48 @@ TEST_F(BuilderTest, ConcurrentProcessesBuildingOneKeyShareOneWholeEntry) {
     EXPECT_EQ(lib, first) << "every process gets the one published entry";
   }
   ExpectNoTornEntry(root_, key);
+  EXPECT_EQ(NotedPids(root_).size(), 1u) << "one build: the others waited on its key lock";
   std::error_code ec;
   size_t staging_left = 0;
   for (const auto& d : std::filesystem::directory_iterator(root_ + "/tmp", ec)) (void)d, ++staging_left;
   EXPECT_EQ(staging_left, 0u) << "losers remove their staging directories";
+}
+
+TEST_F(BuilderTest, ThreadsBuildingOneKeyShareOneBuild) {
+  ExtensionCache cache(root_);
+  std::vector<BuildResult> got(3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] { got[i] = BuildExtensions({Call("big", "slow")}, cache, worker_, options_)[0]; });
+  for (auto& t : threads) t.join();
+  for (const auto& r : got) {
+    EXPECT_TRUE(r.ok) << r.diagnostics;
+    EXPECT_EQ(r.library, got[0].library);
+  }
+  EXPECT_EQ(NotedPids(root_).size(), 1u);
+  int hits = 0;
+  for (const auto& r : got) hits += r.cache_hit;
+  EXPECT_EQ(hits, 2) << "the waiters got the published entry";
+}
+
+TEST_F(BuilderTest, AKeyWhoseBuilderFailedWithoutAnEntryIsBuiltByTheWaiter) {
+  ExtensionCache cache(root_);
+  bool busy = false;
+  std::string key = ExtensionCache::Key(Call("k", "fine"), options_.env);
+  auto held = util::KeyLock::TryAcquire(root_ + "/locks/" + key + ".lock", &busy);
+  ASSERT_TRUE(held);
+  std::thread releaser([&] {  // another builder that dies without publishing
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    held.reset();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = BuildExtensions({Call("k", "fine")}, cache, worker_, options_);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  releaser.join();
+  EXPECT_TRUE(r[0].ok) << r[0].diagnostics;
+  EXPECT_FALSE(r[0].cache_hit);
+  EXPECT_GE(waited, 0.35) << "it waited for the lock, then built";
+  EXPECT_EQ(NotedPids(root_).size(), 1u);
 }
 
 TEST_F(BuilderTest, ASuccessfulBuildReplacesACachedFailureOnPublish) {

@@ -1,0 +1,31 @@
+// An exclusive, non-blocking lock on a file, between threads and processes alike (flock on
+// an open file of its own). Used for "one build of a cache key at a time": whoever cannot
+// take it waits for the holder's result instead of doing the same work.
+#pragma once
+#include <optional>
+#include <string>
+
+namespace kz::util {
+
+class KeyLock {
+ public:
+  // The lock on `path` (its directory is created), or nullopt: *busy true when another
+  // holder has it, false when the file cannot be made or opened (a read-only directory:
+  // the caller then proceeds unlocked).
+  static std::optional<KeyLock> TryAcquire(const std::string& path, bool* busy);
+  KeyLock(KeyLock&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
+  KeyLock& operator=(KeyLock&& o) noexcept;
+  KeyLock(const KeyLock&) = delete;
+  KeyLock& operator=(const KeyLock&) = delete;
+  // Removes the file, then releases: a waiter that opened the old file and locks it after
+  // this must look the result up again (it is published by then), as TryAcquire's callers do.
+  ~KeyLock() { Release(); }
+
+ private:
+  KeyLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  void Release();
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace kz::util
