@@ -107,18 +107,6 @@ def _set_ninja_var(path: str, name: str, value: str) -> None:
         f.write(text)
 
 
-def _read(path: str):
-    if not os.path.isfile(path):
-        return None
-    with open(path) as f:
-        return f.read()
-
-
-def _write(path: str, text: str) -> None:
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def _modes(cu: str | None, report: dict) -> list:
     """Header modes to try, fastest first: split (torch-free device part), lite, full."""
     if cu is None:

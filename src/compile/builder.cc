@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "compile/build_procs.h"
@@ -200,9 +199,25 @@ class BuildBatch {
         Report(results_[i]);
         continue;
       }
-      if (waiting_[keys_[i]].empty()) to_build_.push_back(i);
+      bool first = waiting_[keys_[i]].empty();
       waiting_[keys_[i]].push_back(i);
+      if (first) Claim(i, t0);
     }
+  }
+
+  // One build of a key at a time, across threads and processes: takes key i's lock and
+  // queues its build (also when no lock can be made: a read-only cache builds unlocked);
+  // defers it while another builder holds the lock; completes it if its entry appeared.
+  void Claim(size_t i, std::chrono::steady_clock::time_point t0) {
+    bool busy = false;
+    auto lock = util::KeyLock::TryAcquire(LockPath(i), &busy);
+    if (busy) {
+      deferred_.push_back({i, t0});
+      return;
+    }
+    if (lock && FromCache(i, t0)) return;  // published before we took the lock
+    if (lock) key_locks_.emplace(keys_[i], std::move(*lock));
+    to_build_.push_back(i);
   }
 
   // Call i's result from a cache entry, if there is one.
@@ -225,23 +240,13 @@ class BuildBatch {
     return hit.has_value();
   }
 
-  // Deferred keys (another thread or process held their build lock): a published entry
-  // completes them; a lock now free (that build failed or died) lets this batch build.
+  // Deferred keys (another builder held their lock): a published entry completes them; a
+  // lock now free (that build failed or died without an entry) lets this batch build.
   void RetryDeferred() {
-    std::vector<size_t> still;
-    for (size_t i : deferred_) {
-      if (FromCache(i, deferred_since_[i])) continue;
-      bool busy = false;
-      auto lock = util::KeyLock::TryAcquire(LockPath(i), &busy);
-      if (busy) {
-        still.push_back(i);
-        continue;
-      }
-      if (lock) key_locks_.emplace(keys_[i], std::move(*lock));
-      unlocked_.insert(keys_[i]);  // build it now (locked, or unlockable: proceed anyway)
-      to_build_.push_back(i);
-    }
-    deferred_ = std::move(still);
+    auto deferred = std::move(deferred_);
+    deferred_.clear();
+    for (auto [i, t0] : deferred)
+      if (!FromCache(i, t0)) Claim(i, t0);
   }
 
   std::string LockPath(size_t i) const { return cache_.root() + "/locks/" + keys_[i] + ".lock"; }
@@ -249,20 +254,6 @@ class BuildBatch {
   void StartMore() {
     while (next_ < to_build_.size() && static_cast<int>(running_.size()) < std::max(1, options_.jobs)) {
       size_t i = to_build_[next_++];
-      if (!unlocked_.count(keys_[i])) {  // one build of a key at a time, across processes
-        bool busy = false;
-        auto lock = util::KeyLock::TryAcquire(LockPath(i), &busy);
-        if (busy) {
-          deferred_.push_back(i);
-          deferred_since_[i] = std::chrono::steady_clock::now();
-          continue;
-        }
-        if (lock) key_locks_.emplace(keys_[i], std::move(*lock));
-        if (lock && FromCache(i, std::chrono::steady_clock::now())) {  // published meanwhile
-          key_locks_.erase(keys_[i]);
-          continue;
-        }
-      }
       std::string err;
       std::string staging = cache_.NewStagingDir(&err);
       if (staging.empty()) {
@@ -308,10 +299,9 @@ class BuildBatch {
   std::map<std::string, std::vector<size_t>> waiting_;  // key -> calls waiting on its build
   std::vector<size_t> to_build_;                         // first call of each key to build
   size_t next_ = 0, done_ = 0;
-  std::vector<size_t> deferred_;                         // keys another builder holds
-  std::map<size_t, std::chrono::steady_clock::time_point> deferred_since_;
+  // Keys another builder holds (first call, when it was asked for).
+  std::vector<std::pair<size_t, std::chrono::steady_clock::time_point>> deferred_;
   std::map<std::string, util::KeyLock> key_locks_;       // key -> its held build lock
-  std::set<std::string> unlocked_;                       // deferred keys now cleared to build
   util::ProcessSet set_;
   std::map<util::ProcessSet::Id, Pending> running_;
   std::chrono::steady_clock::time_point last_scan_{};

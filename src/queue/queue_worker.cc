@@ -73,11 +73,7 @@ int QueueWorker::Run() {
   Event(std::string("event=start queue=") + config_.queue.url + " mode=" +
         (config_.gpus.empty() ? "cpu" : "gpu" + std::to_string(config_.gpus[0].index)) +
         " reclaim_after_ms=" + std::to_string(config_.queue.reclaim_after.count()));
-  if (config_.prestart) {
-    std::optional<verify::Gpu> gpu;
-    if (!config_.gpus.empty()) gpu = config_.gpus.front();
-    next_child_ = verify::Verifier::Prestart(config_.worker, config_.base, gpu);
-  }
+  if (config_.prestart) next_child_ = verify::Verifier::Prestart(config_.worker, config_.base, RunGpu());
   beat_ = std::thread([this] { HeartbeatLoop(); });
   if (WaitSetup()) {
     while (!stop_) {
@@ -192,12 +188,15 @@ json QueueWorker::Verify(const ClaimedJob& c, const std::string& dir) {
   // As a kz serve slot: stage, then run in the child started ahead (torch imported while
   // the previous job ran), and start the next one before this run.
   auto work = verifier.Stage(samples);
-  std::optional<verify::Gpu> gpu;
-  if (!config_.gpus.empty()) gpu = config_.gpus.front();
+  std::optional<verify::Gpu> gpu = RunGpu();
   if (verify::Verifier::Final(work.front())) return verifier.Finish(work.front(), gpu);
   verify::Verifier::Prestarted child = std::move(next_child_);
   if (config_.prestart) next_child_ = verify::Verifier::Prestart(config_.worker, config_.base, gpu);
   return verifier.Finish(work.front(), gpu, &child);
+}
+
+std::optional<verify::Gpu> QueueWorker::RunGpu() const {
+  return config_.gpus.empty() ? std::nullopt : std::optional<verify::Gpu>(config_.gpus.front());
 }
 
 // Complete, retried while Redis is away (it is idempotent). On Stop the job stays

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +61,7 @@ class QueueWorker {
   void Process(const ClaimedJob& c);
   Verdict RunJob(const ClaimedJob& c);                                    // never throws
   nlohmann::json Verify(const ClaimedJob& c, const std::string& dir);    // throws on kz errors
+  std::optional<verify::Gpu> RunGpu() const;  // the worker's GPU; nullopt in CPU mode
   void Publish(const ClaimedJob& c, const Verdict& v);
   void HeartbeatLoop();
   bool WaitSetup();
