@@ -4,7 +4,8 @@
 # cores, KernelBench's pipeline (kernelbench_pipeline.py) on GPU 1 with the other half, so
 # that each side has one GPU and the same CPU share, and both see the same neighbour.
 #   OUT=DIR bench/serve/compare_kernelbench.sh [COUNT=48] [TIMEOUT_S=60]
-# Env: KZ_PYTHON (python3), KZ_COMPARE_MAX_WALL (540: KernelBench's side starts no new work
+# TIMEOUT_S limits a run on both sides; builds have their own limits (kz: 900 s; KernelBench's
+# pre-compile: KZ_COMPARE_COMPILE_TIMEOUT, 180 s = its default). Env: KZ_PYTHON (python3), KZ_COMPARE_MAX_WALL (540: KernelBench's side starts no new work
 # after it; rerun with KZ_COMPARE_RESUME=1 to continue it). Expects build/bin/kz. Prints
 # both tables last; logs and JSON under $OUT.
 set -uo pipefail
@@ -24,7 +25,7 @@ if [[ ${KZ_COMPARE_RESUME:-0} != 1 ]]; then
   KZ_PID=$!
 fi
 taskset -c "$H-$((N - 1))" "$PY" bench/serve/kernelbench_pipeline.py --count "$COUNT" --jobs "$H" --gpu 1 \
-  --timeout "$TIMEOUT" --out build-kb/out --build-dir build-kb/cache \
+  --timeout "$TIMEOUT" --compile-timeout "${KZ_COMPARE_COMPILE_TIMEOUT:-180}" --out build-kb/out --build-dir build-kb/cache \
   --max-wall "${KZ_COMPARE_MAX_WALL:-540}" "${RESUME[@]}" > "$OUT/kb.txt" 2>&1
 RC_KB=$?
 cp build-kb/out/kernelbench_pipeline.json "$OUT/" 2>/dev/null
