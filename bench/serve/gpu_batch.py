@@ -165,13 +165,13 @@ def run_once(args, gpus, batch, run_dir, extra=()):
 
 
 def agreement(a, b):
-    """Per (name, copy) candidate medians of run b on each GPU vs run a; ratios b/a."""
+    """Per (name, copy) candidate medians of run b on each GPU vs run a: {device: [(name, ratio b/a)]}."""
     base = {(r["name"], r["copy"]): r["candidate_us"] for r in a["results"] if r["candidate_us"]}
     out = {}
     for r in b["results"]:
         k = (r["name"], r["copy"])
         if r["candidate_us"] and base.get(k):
-            out.setdefault(r["device"], []).append(r["candidate_us"] / base[k])
+            out.setdefault(r["device"], []).append((r["name"], r["candidate_us"] / base[k]))
     return out
 
 
@@ -218,10 +218,13 @@ def main():
         for r in timed:
             if r is single:
                 continue
-            for dev, ratios in sorted(agreement(single, r).items(), key=lambda kv: str(kv[0])):
+            for dev, pairs in sorted(agreement(single, r).items(), key=lambda kv: str(kv[0])):
+                ratios = [x for _, x in pairs]
                 within = sum(1 for x in ratios if abs(x - 1) <= 0.03) / len(ratios)
+                outside = ", ".join(f"{n} {x:.3f}" for n, x in pairs if abs(x - 1) > 0.03)
                 print(f"timing, run {r['label']} GPU {dev} vs run {single['label']} (alone): {len(ratios)} samples, "
-                      f"median ratio {statistics.median(ratios):.3f}, within 3 %: {within * 100:.0f} %")
+                      f"median ratio {statistics.median(ratios):.3f}, within 3 %: {within * 100:.0f} %"
+                      + (f"; outside: {outside}" if outside else ""))
             print(f"throughput {r['label']} vs {single['label']}: {single['wall_s'] / r['wall_s']:.2f}x "
                   f"(linear: {r['slots']}x; {single['wall_s'] / r['wall_s'] / r['slots']:.2f} of linear)")
     for r in runs:
