@@ -160,6 +160,17 @@ class Scheduler {
   bool MarkRunning(const ActiveJob& a);  // the store's queued -> running; false if cancelled
   bool Queued(const std::string& id) const;   // REQUIRES mu_
   bool InSlot(const std::string& id) const;   // REQUIRES mu_
+  // Group commit (SubmitBatch): concurrent submitters queue their batches; one of them,
+  // the leader, accepts every queued batch under one hold of mu_ and one store transaction,
+  // then wakes the others with their results. Each batch keeps its own all-or-nothing
+  // acceptance (kFull, kClosed); deduplication also spans the batches of one group.
+  struct PendingBatch {
+    const std::vector<Submission>* batch = nullptr;
+    std::vector<std::string> keys;
+    BatchResult result;
+    bool done = false;  // GUARDED_BY(submit_mu_)
+  };
+  void AcceptGroup(const std::vector<PendingBatch*>& group);  // REQUIRES mu_ not held
   store::Job NewJob(const Submission& s, const std::string& key);  // REQUIRES mu_
   std::string NewId();                        // REQUIRES mu_
   std::string Fingerprint() const;
@@ -169,6 +180,11 @@ class Scheduler {
   const Config config_;
   const std::string fingerprint_;
   Metrics metrics_;
+
+  std::mutex submit_mu_;               // the group-commit queue below
+  std::condition_variable submit_cv_;  // a group was accepted, or the leader's place is free
+  std::vector<PendingBatch*> submit_queue_;  // GUARDED_BY(submit_mu_)
+  bool submit_leader_ = false;         // GUARDED_BY(submit_mu_): a leader is accepting a group
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;   // build threads: queue_ and room in ready_, or stopping_

@@ -48,10 +48,20 @@ constexpr const char* kColumns =
     "task_source, candidate_source, verdict, finished_at, priority, client, started_at FROM jobs ";
 
 // One prepared statement, finalized on scope exit.
+// A statement prepared for one use, or (the second constructor) one borrowed from the
+// store's cache of prepared statements, reset and unbound again when this goes out of scope.
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql) { ok_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) == SQLITE_OK; }
-  ~Stmt() { sqlite3_finalize(s_); }
+  explicit Stmt(sqlite3_stmt* cached) : s_(cached), ok_(cached != nullptr), owned_(false) {}
+  ~Stmt() {
+    if (owned_) {
+      sqlite3_finalize(s_);
+    } else if (s_) {
+      sqlite3_reset(s_);
+      sqlite3_clear_bindings(s_);
+    }
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   bool ok() const { return ok_; }
@@ -68,6 +78,7 @@ class Stmt {
  private:
   sqlite3_stmt* s_ = nullptr;
   bool ok_ = false;
+  bool owned_ = true;
 };
 
 bool Fail(sqlite3* db, std::string* err) {
@@ -125,7 +136,19 @@ std::unique_ptr<JobStore> JobStore::Open(const std::string& path, std::string* e
   return store;
 }
 
-JobStore::~JobStore() { sqlite3_close(db_); }
+JobStore::~JobStore() {
+  for (auto& [sql, stmt] : prepared_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+sqlite3_stmt* JobStore::Prepared(const std::string& sql) {
+  auto it = prepared_.find(sql);
+  if (it != prepared_.end()) return it->second;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) return nullptr;
+  prepared_.emplace(sql, stmt);
+  return stmt;
+}
 
 bool JobStore::Exec(const char* sql, std::string* err) {
   char* msg = nullptr;
@@ -170,9 +193,9 @@ bool JobStore::InsertAll(const std::vector<Job>& jobs, std::string* err) {
 }
 
 bool JobStore::InsertLocked(const Job& job, std::string* err) {
-  Stmt s(db_, "INSERT INTO jobs(id, key, state, submitted_at, backend, options, task_hash, "
-              "candidate_hash, task_source, candidate_source, verdict, priority, client) "
-              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Stmt s(Prepared("INSERT INTO jobs(id, key, state, submitted_at, backend, options, task_hash, "
+                  "candidate_hash, task_source, candidate_source, verdict, priority, client) "
+                  "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   if (!s.ok()) return Fail(db_, err);
   s.Bind(1, job.id);
   s.Bind(2, job.key);
@@ -251,9 +274,9 @@ bool JobStore::Finish(const std::string& id, std::string_view state, const std::
   return true;
 }
 
-std::optional<Job> JobStore::SelectOne(const char* sql, const std::string& arg, std::string* err) {
+std::optional<Job> JobStore::SelectOne(const std::string& sql, const std::string& arg, std::string* err) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, sql);
+  Stmt s(Prepared(sql));
   if (!s.ok()) return Fail(db_, err), std::nullopt;
   s.Bind(1, arg);
   int rc = s.Step();
@@ -263,11 +286,11 @@ std::optional<Job> JobStore::SelectOne(const char* sql, const std::string& arg, 
 }
 
 std::optional<Job> JobStore::Get(const std::string& id, std::string* err) {
-  return SelectOne((std::string(kColumns) + "WHERE id = ?").c_str(), id, err);
+  return SelectOne(std::string(kColumns) + "WHERE id = ?", id, err);
 }
 
 std::optional<Job> JobStore::FindByKey(const std::string& key, std::string* err) {
-  return SelectOne((std::string(kColumns) + "WHERE key = ? AND state NOT IN ('failed', 'cancelled') ORDER BY seq DESC LIMIT 1").c_str(),
+  return SelectOne(std::string(kColumns) + "WHERE key = ? AND state NOT IN ('failed', 'cancelled') ORDER BY seq DESC LIMIT 1",
                    key, err);
 }
 

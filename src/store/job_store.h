@@ -3,6 +3,7 @@
 // mutex around the single connection.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace kz::store {
 
@@ -81,10 +83,14 @@ class JobStore {
   bool Exec(const char* sql, std::string* err);  // REQUIRES mu_ held (or construction)
   bool Migrate(int from_version, std::string* err);  // construction only
   bool InsertLocked(const Job& job, std::string* err);  // REQUIRES mu_
-  std::optional<Job> SelectOne(const char* sql, const std::string& arg, std::string* err);
+  std::optional<Job> SelectOne(const std::string& sql, const std::string& arg, std::string* err);
+  // The statement for `sql`, prepared once and kept (REQUIRES mu_); nullptr on a prepare
+  // error (sqlite3_errmsg tells). Use it through a borrowing Stmt, which resets it.
+  sqlite3_stmt* Prepared(const std::string& sql);
 
   std::mutex mu_;
   sqlite3* db_;  // GUARDED_BY(mu_)
+  std::map<std::string, sqlite3_stmt*> prepared_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace kz::store
