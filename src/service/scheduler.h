@@ -171,6 +171,13 @@ class Scheduler {
     bool done = false;  // GUARDED_BY(submit_mu_)
   };
   void AcceptGroup(const std::vector<PendingBatch*>& group);  // REQUIRES mu_ not held
+  struct AcceptedGroup {
+    size_t waiting = 0;                     // jobs waiting before the group
+    std::vector<store::Job> fresh;          // the accepted batches' new jobs, in order
+    std::map<std::string, size_t> by_key;   // key -> index in fresh
+  };
+  // REQUIRES mu_: p's result — its new jobs appended to g.fresh if it is accepted whole.
+  void AcceptBatch(PendingBatch& p, AcceptedGroup& g);
   store::Job NewJob(const Submission& s, const std::string& key);  // REQUIRES mu_
   std::string NewId();                        // REQUIRES mu_
   std::string Fingerprint() const;

@@ -72,63 +72,63 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
 
 void Scheduler::AcceptGroup(const std::vector<PendingBatch*>& group) {
   std::lock_guard lock(mu_);  // find + insert + enqueue as one step: no duplicate of a key
-  std::vector<store::Job> fresh;                // the group's new jobs, in order
-  std::map<std::string, size_t> fresh_by_key;   // key -> index in fresh
-  size_t waiting = queue_.size() + building_ + ready_.size() + dispatched_.size();
-  for (PendingBatch* p : group) {
-    BatchResult& res = p->result;
-    const auto& batch = *p->batch;
-    std::vector<store::Job> mine;  // this batch's new jobs
-    std::map<std::string, size_t> mine_by_key;
-    size_t deduplicated = 0;
-    for (size_t i = 0; i < batch.size() && res.error.empty(); ++i) {
-      const std::string& key = p->keys[i];
-      if (auto it = fresh_by_key.find(key); it != fresh_by_key.end()) {  // an earlier batch's
-        res.items.push_back({SubmitKind::kExisting, fresh[it->second].id, std::string(store::kQueued), ""});
-        ++deduplicated;
-      } else if (auto own = mine_by_key.find(key); own != mine_by_key.end()) {
-        res.items.push_back({SubmitKind::kExisting, mine[own->second].id, std::string(store::kQueued), ""});
-        ++deduplicated;
-      } else if (auto existing = store_->FindByKey(key, &res.error)) {
-        res.items.push_back({SubmitKind::kExisting, existing->id, existing->state, ""});
-        ++deduplicated;
-      } else if (res.error.empty()) {
-        mine_by_key[key] = mine.size();
-        mine.push_back(NewJob(batch[i], key));
-        res.items.push_back({SubmitKind::kQueued, mine.back().id, std::string(store::kQueued), ""});
-      }
-    }
-    if (!res.error.empty()) {
-      res = {SubmitKind::kError, res.error, {}};
-    } else if (!mine.empty() && stopping_) {
-      res = {SubmitKind::kClosed, "the server is shutting down", {}};
-    } else if (waiting + fresh.size() + mine.size() > config_.max_queue) {
-      for (size_t i = 0; i < mine.size(); ++i) metrics_.Count(Counter::kRejectedFull);
-      std::string need = batch.size() > 1 ? ", the batch needs " + std::to_string(mine.size()) : "";
-      res = {SubmitKind::kFull,
-             "the queue is full (" + std::to_string(waiting + fresh.size()) + " of " +
-                 std::to_string(config_.max_queue) + " jobs queued" + need + ")",
-             {}};
-    } else {
-      res.kind = SubmitKind::kQueued;
-      for (size_t i = 0; i < deduplicated; ++i) metrics_.Count(Counter::kDeduplicated);
-      if (mine.empty()) continue;
-      for (auto& j : mine) {
-        fresh_by_key[j.key] = fresh.size();
-        fresh.push_back(std::move(j));
-      }
-    }
-  }
-  if (fresh.empty()) return;
+  AcceptedGroup g;
+  g.waiting = queue_.size() + building_ + ready_.size() + dispatched_.size();
+  for (PendingBatch* p : group) AcceptBatch(*p, g);
+  if (g.fresh.empty()) return;
   std::string err;
-  if (!store_->InsertAll(fresh, &err)) {  // one transaction: every batch of it fails
+  if (!store_->InsertAll(g.fresh, &err)) {  // one transaction: every batch of it fails
     for (PendingBatch* p : group)
       if (p->result.kind == SubmitKind::kQueued) p->result = {SubmitKind::kError, err, {}};
     return;
   }
-  for (const auto& j : fresh) queue_.push_back({j.id, j.priority, j.client, seq_++});
-  for (size_t i = 0; i < fresh.size(); ++i) metrics_.Count(Counter::kAccepted);
+  for (const auto& j : g.fresh) queue_.push_back({j.id, j.priority, j.client, seq_++});
+  for (size_t i = 0; i < g.fresh.size(); ++i) metrics_.Count(Counter::kAccepted);
   work_cv_.notify_one();
+}
+
+void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
+  BatchResult& res = p.result;
+  const auto& batch = *p.batch;
+  std::vector<store::Job> mine;  // this batch's new jobs
+  std::map<std::string, size_t> mine_by_key;
+  size_t deduplicated = 0;
+  for (size_t i = 0; i < batch.size() && res.error.empty(); ++i) {
+    const std::string& key = p.keys[i];
+    if (auto it = g.by_key.find(key); it != g.by_key.end()) {  // an earlier batch's new job
+      res.items.push_back({SubmitKind::kExisting, g.fresh[it->second].id, std::string(store::kQueued), ""});
+      ++deduplicated;
+    } else if (auto own = mine_by_key.find(key); own != mine_by_key.end()) {
+      res.items.push_back({SubmitKind::kExisting, mine[own->second].id, std::string(store::kQueued), ""});
+      ++deduplicated;
+    } else if (auto existing = store_->FindByKey(key, &res.error)) {
+      res.items.push_back({SubmitKind::kExisting, existing->id, existing->state, ""});
+      ++deduplicated;
+    } else if (res.error.empty()) {
+      mine_by_key[key] = mine.size();
+      mine.push_back(NewJob(batch[i], key));
+      res.items.push_back({SubmitKind::kQueued, mine.back().id, std::string(store::kQueued), ""});
+    }
+  }
+  if (!res.error.empty()) {
+    res = {SubmitKind::kError, res.error, {}};
+  } else if (!mine.empty() && stopping_) {
+    res = {SubmitKind::kClosed, "the server is shutting down", {}};
+  } else if (size_t queued = g.waiting + g.fresh.size(); queued + mine.size() > config_.max_queue) {
+    for (size_t i = 0; i < mine.size(); ++i) metrics_.Count(Counter::kRejectedFull);
+    std::string need = batch.size() > 1 ? ", the batch needs " + std::to_string(mine.size()) : "";
+    res = {SubmitKind::kFull,
+           "the queue is full (" + std::to_string(queued) + " of " + std::to_string(config_.max_queue) +
+               " jobs queued" + need + ")",
+           {}};
+  } else {
+    res.kind = SubmitKind::kQueued;
+    for (size_t i = 0; i < deduplicated; ++i) metrics_.Count(Counter::kDeduplicated);
+    for (auto& j : mine) {
+      g.by_key[j.key] = g.fresh.size();
+      g.fresh.push_back(std::move(j));
+    }
+  }
 }
 
 Scheduler::CancelResult Scheduler::Cancel(const std::string& id) {
