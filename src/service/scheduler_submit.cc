@@ -1,6 +1,7 @@
 // Scheduler: accepting (Submit, SubmitBatch), cancelling and waiting for jobs.
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <map>
 
 #include "service/scheduler.h"
@@ -61,7 +62,11 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
   std::vector<PendingBatch*> group;
   group.swap(submit_queue_);
   sl.unlock();
-  AcceptGroup(group);
+  try {
+    AcceptGroup(group);
+  } catch (const std::exception& e) {  // never leave the leader's place taken: every submit would hang
+    for (PendingBatch* p : group) p->result = {SubmitKind::kError, std::string("accepting jobs: ") + e.what(), {}};
+  }
   sl.lock();
   for (PendingBatch* p : group) p->done = true;
   submit_leader_ = false;
