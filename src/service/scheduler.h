@@ -165,12 +165,17 @@ class Scheduler {
   // then wakes the others with their results. Each batch keeps its own all-or-nothing
   // acceptance (kFull, kClosed); deduplication also spans the batches of one group.
   struct PendingBatch {
-    const std::vector<Submission>* batch = nullptr;
+    const std::vector<Submission>* batch = nullptr;  // the owner's; outlives the group
     std::vector<std::string> keys;
+    // Written only by the leader; read by the owner once it sees `done` under submit_mu_.
     BatchResult result;
+    size_t deduplicated = 0;    // items that are existing jobs (counted once the group is stored)
+    bool needs_insert = false;  // accepted with new jobs, or deduplicated to another batch's new job
     bool done = false;  // GUARDED_BY(submit_mu_)
   };
-  void AcceptGroup(const std::vector<PendingBatch*>& group);  // REQUIRES mu_ not held
+  static constexpr size_t kMaxGroupSamples = 2048;  // samples one leader accepts at most
+  // The leader (REQUIRES mu_ not held): the group's results, its new jobs stored and queued.
+  void AcceptGroup(const std::vector<PendingBatch*>& group);
   struct AcceptedGroup {
     size_t waiting = 0;                     // jobs waiting before the group
     std::vector<store::Job> fresh;          // the accepted batches' new jobs, in order

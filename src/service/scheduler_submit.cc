@@ -57,21 +57,33 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
   submit_queue_.push_back(&mine);
   submit_cv_.wait(sl, [&] { return mine.done || !submit_leader_; });
   if (mine.done) return std::move(mine.result);
-  // The leader: this batch and every one queued meanwhile, accepted at once.
+  // The leader: this batch and those queued meanwhile (up to kMaxGroupSamples samples, so
+  // that one hold of mu_ stays short), accepted at once.
   submit_leader_ = true;
   std::vector<PendingBatch*> group;
-  group.swap(submit_queue_);
+  size_t samples = 0, taken = 0;
+  for (; taken < submit_queue_.size() && (taken == 0 || samples < kMaxGroupSamples); ++taken) {
+    group.push_back(submit_queue_[taken]);
+    samples += submit_queue_[taken]->batch->size();
+  }
+  submit_queue_.erase(submit_queue_.begin(), submit_queue_.begin() + static_cast<std::ptrdiff_t>(taken));
   sl.unlock();
+  // Whatever happens while accepting, the group is answered and the leader's place freed:
+  // otherwise every later submit would wait forever.
+  auto release = [&] {
+    {
+      std::lock_guard relock(submit_mu_);
+      for (PendingBatch* p : group) p->done = true;
+      submit_leader_ = false;
+    }
+    submit_cv_.notify_all();
+  };
   try {
     AcceptGroup(group);
-  } catch (const std::exception& e) {  // never leave the leader's place taken: every submit would hang
-    for (PendingBatch* p : group) p->result = {SubmitKind::kError, std::string("accepting jobs: ") + e.what(), {}};
+  } catch (...) {  // stored jobs of this group (if any) stay queued in the store for a restart
+    for (PendingBatch* p : group) p->result = {SubmitKind::kError, "internal error while accepting jobs", {}};
   }
-  sl.lock();
-  for (PendingBatch* p : group) p->done = true;
-  submit_leader_ = false;
-  sl.unlock();
-  submit_cv_.notify_all();
+  release();
   return std::move(mine.result);
 }
 
@@ -80,16 +92,21 @@ void Scheduler::AcceptGroup(const std::vector<PendingBatch*>& group) {
   AcceptedGroup g;
   g.waiting = queue_.size() + building_ + ready_.size() + dispatched_.size();
   for (PendingBatch* p : group) AcceptBatch(*p, g);
-  if (g.fresh.empty()) return;
   std::string err;
-  if (!store_->InsertAll(g.fresh, &err)) {  // one transaction: every batch of it fails
-    for (PendingBatch* p : group)
-      if (p->result.kind == SubmitKind::kQueued) p->result = {SubmitKind::kError, err, {}};
-    return;
+  bool stored = g.fresh.empty() || store_->InsertAll(g.fresh, &err);  // one transaction
+  for (PendingBatch* p : group) {
+    if (p->result.kind != SubmitKind::kQueued) continue;
+    if (!stored && p->needs_insert) {  // its jobs, or the ones it was deduplicated to, are not stored
+      p->result = {SubmitKind::kError, err, {}};
+      continue;
+    }
+    for (size_t i = 0; i < p->deduplicated; ++i) metrics_.Count(Counter::kDeduplicated);
   }
+  if (!stored || g.fresh.empty()) return;
   for (const auto& j : g.fresh) queue_.push_back({j.id, j.priority, j.client, seq_++});
   for (size_t i = 0; i < g.fresh.size(); ++i) metrics_.Count(Counter::kAccepted);
-  work_cv_.notify_one();
+  if (g.fresh.size() > 1) work_cv_.notify_all();  // every idle build thread has work
+  else work_cv_.notify_one();
 }
 
 void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
@@ -103,6 +120,7 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
     if (auto it = g.by_key.find(key); it != g.by_key.end()) {  // an earlier batch's new job
       res.items.push_back({SubmitKind::kExisting, g.fresh[it->second].id, std::string(store::kQueued), ""});
       ++deduplicated;
+      p.needs_insert = true;
     } else if (auto own = mine_by_key.find(key); own != mine_by_key.end()) {
       res.items.push_back({SubmitKind::kExisting, mine[own->second].id, std::string(store::kQueued), ""});
       ++deduplicated;
@@ -128,7 +146,8 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
            {}};
   } else {
     res.kind = SubmitKind::kQueued;
-    for (size_t i = 0; i < deduplicated; ++i) metrics_.Count(Counter::kDeduplicated);
+    p.deduplicated = deduplicated;  // counted once the group is stored
+    p.needs_insert = p.needs_insert || !mine.empty();
     for (auto& j : mine) {
       g.by_key[j.key] = g.fresh.size();
       g.fresh.push_back(std::move(j));

@@ -47,7 +47,6 @@ constexpr const char* kColumns =
     "SELECT id, key, state, submitted_at, backend, options, task_hash, candidate_hash, "
     "task_source, candidate_source, verdict, finished_at, priority, client, started_at FROM jobs ";
 
-// One prepared statement, finalized on scope exit.
 // A statement prepared for one use, or (the second constructor) one borrowed from the
 // store's cache of prepared statements, reset and unbound again when this goes out of scope.
 class Stmt {

@@ -75,6 +75,10 @@ TEST_F(SchedulerSubmitTest, RacingSubmittersOfTheSameContentShareOneJob) {
   ASSERT_EQ(ids.size(), static_cast<size_t>(kDistinct));
   for (const auto& [n, set] : ids) EXPECT_EQ(set.size(), 1u) << "content " << n << " got several jobs";
   EXPECT_EQ(s.QueueDepth(), static_cast<size_t>(kDistinct));
+  std::string m = s.RenderMetrics();
+  EXPECT_NE(m.find("kz_requests_total{outcome=\"accepted\"} " + std::to_string(kDistinct) + "\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("kz_requests_total{outcome=\"deduplicated\"} " + std::to_string(kThreads * kEach - kDistinct) + "\n"),
+            std::string::npos) << m;
   std::vector<std::pair<std::string, int64_t>> counts;
   ASSERT_TRUE(store_->CountByState(&counts, &err)) << err;
   for (const auto& [state, n] : counts) EXPECT_EQ(n, state == "queued" ? kDistinct : 0) << state;
