@@ -70,20 +70,16 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
   sl.unlock();
   // Whatever happens while accepting, the group is answered and the leader's place freed:
   // otherwise every later submit would wait forever.
-  auto release = [&] {
-    {
-      std::lock_guard relock(submit_mu_);
-      for (PendingBatch* p : group) p->done = true;
-      submit_leader_ = false;
-    }
-    submit_cv_.notify_all();
-  };
   try {
     AcceptGroup(group);
   } catch (...) {  // stored jobs of this group (if any) stay queued in the store for a restart
     for (PendingBatch* p : group) p->result = {SubmitKind::kError, "internal error while accepting jobs", {}};
   }
-  release();
+  sl.lock();
+  for (PendingBatch* p : group) p->done = true;
+  submit_leader_ = false;
+  sl.unlock();
+  submit_cv_.notify_all();
   return std::move(mine.result);
 }
 
@@ -114,19 +110,18 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
   const auto& batch = *p.batch;
   std::vector<store::Job> mine;  // this batch's new jobs
   std::map<std::string, size_t> mine_by_key;
-  size_t deduplicated = 0;
   for (size_t i = 0; i < batch.size() && res.error.empty(); ++i) {
     const std::string& key = p.keys[i];
     if (auto it = g.by_key.find(key); it != g.by_key.end()) {  // an earlier batch's new job
       res.items.push_back({SubmitKind::kExisting, g.fresh[it->second].id, std::string(store::kQueued), ""});
-      ++deduplicated;
+      ++p.deduplicated;
       p.needs_insert = true;
     } else if (auto own = mine_by_key.find(key); own != mine_by_key.end()) {
       res.items.push_back({SubmitKind::kExisting, mine[own->second].id, std::string(store::kQueued), ""});
-      ++deduplicated;
+      ++p.deduplicated;
     } else if (auto existing = store_->FindByKey(key, &res.error)) {
       res.items.push_back({SubmitKind::kExisting, existing->id, existing->state, ""});
-      ++deduplicated;
+      ++p.deduplicated;
     } else if (res.error.empty()) {
       mine_by_key[key] = mine.size();
       mine.push_back(NewJob(batch[i], key));
@@ -145,8 +140,7 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
                " jobs queued" + need + ")",
            {}};
   } else {
-    res.kind = SubmitKind::kQueued;
-    p.deduplicated = deduplicated;  // counted once the group is stored
+    res.kind = SubmitKind::kQueued;  // p.deduplicated is counted once the group is stored
     p.needs_insert = p.needs_insert || !mine.empty();
     for (auto& j : mine) {
       g.by_key[j.key] = g.fresh.size();
