@@ -12,13 +12,13 @@ import tokenize
 
 from ..protocol import ProtocolError
 from .cpp_rules import screen_inline_calls
+from .fallback_rules import check_fallbacks
 from .model import FileModel, drop_main_guard
 from .names import Names
 from .patch_rules import PatchChecker
 from .policy import BACKENDS, POLICIES, RULES_VERSION, Report
 from .python_rules import check_patterns
-from .scope_rules import (check_model_new, check_module_try, check_suppressing_exit,
-                          check_triton_kernel)
+from .scope_rules import check_model_new, check_suppressing_exit, check_triton_kernel
 from .sources import find_inline_calls
 
 
@@ -28,9 +28,9 @@ def _run_rules(tree, backend, report):
     model = FileModel(tree, names)
     check_patterns(names, report)
     PatchChecker(names, report).run()
-    check_module_try(tree, names, report)
     check_suppressing_exit(model, report)
     check_model_new(model, report)
+    check_fallbacks(model, report)
     screen_inline_calls(find_inline_calls(tree, names), backend, report)
     if backend == "triton":
         check_triton_kernel(model, report)

@@ -159,6 +159,10 @@ class Names:
         scope = self.scope_of.get(id(node), self.module)
         return self._binding_scope(node.id, scope) is not self.module
 
+    def binding(self, ident: str, node) -> Scope:
+        """The scope whose `ident` a read or write of `ident` at `node` refers to."""
+        return self._binding_scope(ident, self.scope_of.get(id(node), self.module))
+
     def _call_qualname(self, call):
         fn = self.name(call.func.id, call.func)
         if fn == "builtins.getattr" and len(call.args) >= 2:

@@ -1,6 +1,7 @@
 """Rules scoped to what runs with `ModelNew`: py.torch_compute and py.global_cache for
 `forward` (and `__call__`, hooks, and every in-file function they reach), py.try_except
-for all of `ModelNew`'s methods and what they reach; plus gen.no_kernel for Triton."""
+for all of `ModelNew`'s methods and what they reach (fallbacks elsewhere in the file:
+fallback_rules); plus gen.no_kernel for Triton."""
 
 import ast
 
@@ -9,7 +10,6 @@ from .compute_rules import ComputeChecker
 from .flow import Flow, default_params
 from .model import self_attr
 from .python_rules import claimed
-from .sources import is_load_inline
 
 ENTRY_METHODS = ("forward", "__call__", "_call_impl", "__getattr__", "__getattribute__")
 HOOKS = ("register_forward_hook", "register_forward_pre_hook", "register_module_forward_hook",
@@ -59,11 +59,12 @@ def _hook_targets(model, cls):
                     yield cls.methods[a.attr], cls
 
 
-def check_model_new(model, report) -> None:
+def model_entries(model, report) -> list:
+    """[(function, class, params)] that run when ModelNew is called (forward, __call__,
+    hooks, assigned entries); [] without a ModelNew. Reports what it sees on the way."""
     cls, names = model.model_new, model.names
     if cls is None:
-        report.note(None, "no class ModelNew: the ModelNew rules had nothing to screen")
-        return
+        return []
     entries = [_entry(model.method(cls, m), cls, names) for m in ENTRY_METHODS
                if model.method(cls, m) is not None]
     entries += [(fn, c, {}) for fn, c in _hook_targets(model, cls)]
@@ -73,7 +74,15 @@ def check_model_new(model, report) -> None:
     for attr in ("forward", "__call__"):
         for expr in model.class_attrs(cls, attr):
             entries += _assigned_entries(model, cls, attr, expr, report)
-    for fn, kinds in Flow(model).reach(entries).items():
+    return entries
+
+
+def check_model_new(model, report) -> None:
+    cls = model.model_new
+    if cls is None:
+        report.note(None, "no class ModelNew: the ModelNew rules had nothing to screen")
+        return
+    for fn, kinds in Flow(model).reach(model_entries(model, report)).items():
         where = _where(fn, model)
         ComputeChecker(kinds, where, report, claimed).run()
         CacheChecker(kinds, where, report).run()
@@ -107,16 +116,6 @@ def check_suppressing_exit(model, report) -> None:
                     for n in ast.walk(fn)):
                 report.add("py.try_except", fn.lineno,
                            f"{cls.name}.{name} can swallow exceptions: silent fallback")
-
-
-def check_module_try(tree, names, report) -> None:
-    """A module-level try/except around load_inline is a fallback for a failed build."""
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Try) and stmt.handlers and any(
-                isinstance(n, ast.Call) and is_load_inline(n, names)
-                for s in stmt.body for n in ast.walk(s)):
-            report.add("py.try_except", stmt.lineno,
-                       "try/except around load_inline: silent fallback")
 
 
 def check_triton_kernel(model, report) -> None:
