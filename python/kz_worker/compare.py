@@ -1,7 +1,8 @@
 """Output comparison for one trial (docs/verdict.md, `stages.correctness`).
 
 Outputs are flattened (nested tuples/lists); tensors are compared element-wise in
-float64 (complex128 for complex), other values by equality. A tensor output fails on a
+float64 (complex128 for complex), chunk by chunk on the output's device (the memory plan
+of docs/memory.md: never a wide copy of a whole output), other values by equality. A tensor output fails on a
 shape or dtype mismatch; NaN/Inf where the reference has none (or the reverse);
 `|out - ref| > atol + rtol*|ref|` anywhere; or `||out - ref||_2 / ||ref||_2 > rel_l2`
 (skipped when `||ref||_2 == 0`, where only the absolute check applies). Integer and
@@ -46,33 +47,78 @@ def _shape(tensor) -> str:
     return str(tuple(tensor.shape))
 
 
+CHUNK_ELEMENTS = 1 << 24  # elements compared at once: float64 temporaries of 128 MiB each
+
+
+def chunks(tensors, elements: int | None = None):
+    """Aligned pieces of same-shape `tensors`: yields (flat offset, [1-D piece of each]),
+    covering them in row-major order, each piece about `elements` elements. Contiguous
+    tensors are cut flat; otherwise by whole rows of dim 0 (a piece is then at most one row
+    larger), so no copy of a whole tensor is ever made."""
+    elements = elements or CHUNK_ELEMENTS
+    first = tensors[0]
+    if first.dim() == 0:
+        yield 0, [t.reshape(1) for t in tensors]
+        return
+    if all(t.is_contiguous() for t in tensors):
+        flats = [t.view(-1) for t in tensors]
+        for start in range(0, first.numel(), elements):
+            yield start, [f[start:start + elements] for f in flats]
+        return
+    row = max(1, first[0].numel()) if first.shape[0] else 1
+    step = max(1, elements // row)
+    for lo in range(0, first.shape[0], step):
+        yield lo * row, [t[lo:lo + step].reshape(-1) for t in tensors]
+
+
+class _Stats:
+    """Running error statistics over chunks (see `_errors`)."""
+
+    def __init__(self):
+        self.mismatched = self.nan_mismatch = 0
+        self.max_abs = self.max_rel = 0.0
+        self.ref_sq = self.err_sq = 0.0
+        self.worst, self.worst_excess = None, None
+
+    def add(self, offset, r, o, tol, floating):
+        finite = torch.isfinite(r) & torch.isfinite(o)
+        same_special = (torch.isnan(r) & torch.isnan(o)) | (torch.isinf(r) & (r == o))
+        diff = torch.where(finite, (o - r).abs(), 0.0)
+        ref_abs = torch.where(finite, r.abs(), 0.0)
+        excess = diff - (tol["atol"] + tol["rtol"] * ref_abs)
+        self.mismatched += int((excess > 0).sum()) if floating else int((r != o).sum())
+        self.nan_mismatch += int((~finite & ~same_special).sum())
+        self.max_abs = max(self.max_abs, float(diff.max()))
+        rel = torch.where(ref_abs > 0, diff / ref_abs.clamp_min(torch.finfo(ref_abs.dtype).tiny), 0.0)
+        self.max_rel = max(self.max_rel, float(rel.max()))
+        self.ref_sq += float(ref_abs.square().sum())
+        self.err_sq += float(diff.square().sum())
+        value, index = excess.max(0)
+        if self.worst_excess is None or float(value) > self.worst_excess:
+            self.worst_excess, self.worst = float(value), offset + int(index)
+
+
 def _errors(ref: torch.Tensor, out: torch.Tensor, tol: dict) -> tuple[dict, tuple | None]:
     """Error statistics of `out` against `ref` (same shape and dtype), and the index of
-    the element that exceeds its tolerance the most (None for empty tensors)."""
+    the element that exceeds its tolerance the most (None for empty tensors). Computed
+    chunk by chunk in float64 (complex128), on `ref`'s device: the extra memory is a few
+    chunk-sized temporaries, never a wide copy of a whole output."""
     wide = torch.complex128 if ref.is_complex() else torch.float64
-    r = ref.detach().to(wide)
-    o = out.detach().to(device=r.device, dtype=wide)
-    finite = torch.isfinite(r) & torch.isfinite(o)
-    same_special = (torch.isnan(r) & torch.isnan(o)) | (torch.isinf(r) & (r == o))
-    diff = torch.where(finite, (o - r).abs(), 0.0)
-    ref_abs = torch.where(finite, r.abs(), 0.0)
-    excess = diff - (tol["atol"] + tol["rtol"] * ref_abs)
-    if ref.dtype.is_floating_point or ref.is_complex():
-        mismatched = int((excess > 0).sum())
-    else:
-        mismatched = int((ref != out.to(ref.device)).sum())
-    nonzero = ref_abs > 0
-    ref_norm, err_norm = float(ref_abs.norm()), float(diff.norm())
+    floating = ref.dtype.is_floating_point or ref.is_complex()
+    stats = _Stats()
+    out = out.detach()
+    out = out if out.device == ref.device else out.to(ref.device)
+    for offset, (r, o) in chunks([ref.detach(), out]):
+        stats.add(offset, r.to(wide), o.to(wide), tol, floating)
+    ref_norm, err_norm = stats.ref_sq ** 0.5, stats.err_sq ** 0.5
     worst = None
-    if excess.numel():
-        worst = tuple(int(i) for i in torch.unravel_index(excess.argmax(), ref.shape))
+    if ref.numel() and stats.worst is not None:
+        worst = tuple(int(i) for i in torch.unravel_index(torch.tensor(stats.worst), ref.shape))
     return {
         "shape": list(out.shape), "dtype": dtype_name(out.dtype),
-        "max_abs_err": float(diff.max()) if diff.numel() else 0.0,
-        "max_rel_err": float((diff[nonzero] / ref_abs[nonzero]).max()) if nonzero.any() else 0.0,
+        "max_abs_err": stats.max_abs, "max_rel_err": stats.max_rel,
         "rel_l2": err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else None),
-        "mismatched": mismatched,
-        "nan_mismatch": int((~finite & ~same_special).sum()),
+        "mismatched": stats.mismatched, "nan_mismatch": stats.nan_mismatch,
     }, worst
 
 

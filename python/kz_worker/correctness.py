@@ -1,9 +1,13 @@
 """Correctness trials (docs/verdict.md, `stages.correctness`).
 
-Trial t uses seed = options.seed + t: the RNGs are seeded, `get_inputs()` is called,
-tensors are moved to the device, and the reference and the candidate each get their
-own clone (each forward runs right after re-seeding with the same seed). After the
-candidate's call its inputs are compared with the originals: a change fails the trial.
+Trial t uses seed = options.seed + t: the reference and the candidate each get their own
+input set, generated from that seed on the device (`inputs.generate`: two calls give
+identical tensors, which their fingerprints confirm; a task whose get_inputs is not
+deterministic under a seed is invalid), and each forward runs right after re-seeding with
+the same seed. The candidate's inputs are fingerprinted before and after its call: a change
+fails the trial. No third copy is kept and each side's inputs are released once its call
+is done, so a trial holds at most the reference's own peak plus one input set and two
+outputs (docs/memory.md).
 
 Reference problems raise Failure(invalid_task); a candidate that raises (or a CUDA
 error) raises Failure(runtime_error); `run_trials` turns those into stage status "error".
@@ -14,7 +18,7 @@ import random
 
 import torch
 
-from . import dataflow
+from . import dataflow, inputs
 from .compare import compare_outputs, flatten, tolerance
 from .failure import Failure, candidate_failure, describe, is_cuda_error
 
@@ -36,15 +40,6 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def to_device(value, device):
-    """Move tensors in (nested lists/tuples of) `value` to `device`."""
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_device(v, device) for v in value)
-    return value
-
-
 def clone(value):
     """Clone tensors in (nested lists/tuples of) `value`; other values are shared."""
     if isinstance(value, torch.Tensor):
@@ -54,36 +49,26 @@ def clone(value):
     return value
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, torch.Tensor):
-        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        if a.is_floating_point() or a.is_complex():
-            nan = torch.isnan(a)
-            return torch.equal(nan, torch.isnan(b)) and torch.equal(a[~nan], b[~nan])
-        return torch.equal(a, b)
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(map(_same, a, b))
-    return True
-
-
-def modified_input(originals: list, used: list):
-    """Index of the first input that differs from its original after a call, or None."""
-    return next((i for i, (a, b) in enumerate(zip(originals, used)) if not _same(a, b)), None)
+to_device = inputs.to_device
 
 
 def make_inputs(task, seed: int, device: torch.device) -> list:
-    """Seed, call `get_inputs()` and move the tensors to `device`; invalid_task on failure."""
-    seed_all(seed)
-    try:
-        inputs = task.get_inputs()
-    except BaseException as exc:
-        raise Failure.from_exception("invalid_task", "invalid_task", "task: get_inputs()",
-                                     exc) from None
-    if not isinstance(inputs, (list, tuple)):
-        raise Failure("invalid_task", "invalid_task",
-                      f"task: get_inputs() returned {type(inputs).__name__}, not a list")
-    return to_device(list(inputs), device)
+    """Seed, call `get_inputs()` on `device` (`inputs.generate`); invalid_task on failure."""
+    return inputs.generate(task, seed, device, seed_all)
+
+
+def _fresh(task, seed: int, device: torch.device, expected=None) -> tuple:
+    """An input set for one side of a trial and its fingerprint; invalid_task when it
+    differs from `expected` (the other side's, same seed)."""
+    values = make_inputs(task, seed, device)
+    digest = inputs.fingerprint(values)
+    if expected is not None:
+        index = inputs.first_difference(expected, digest)
+        if index is not None:
+            raise Failure("invalid_task", "invalid_task",
+                          f"task: get_inputs() is not deterministic under a fixed seed "
+                          f"(input {index} differs between two calls with seed {seed})")
+    return values, digest
 
 
 def input_pool(task, seed: int, device: torch.device, count: int) -> list:
@@ -130,13 +115,35 @@ def _compare(t: int, ref_output, cand_output, options):
         return [], f"trial {t}: outputs cannot be compared: {describe(exc)}"
 
 
-def _check_dataflow(t, cand_output, cand_inputs, ref_output, ref_inputs, earlier):
-    """Raise a `rejected` Failure naming the dataflow rule a candidate output breaks."""
-    may_alias = dataflow.aliases_input(ref_output, ref_inputs)
-    problem = dataflow.check(cand_output, cand_inputs, earlier, may_alias)
-    if problem:
-        rule, message = problem
-        raise Failure("rejected", "dataflow", f"{rule}: trial {t}: {message}")
+def _dataflow_problems(cand_output, cand_inputs, earlier) -> dict:
+    """The candidate output's dataflow problem (module `dataflow`) for both answers to
+    "may outputs share memory with inputs" (known only once the reference has run), taken
+    while the candidate's inputs are alive; plain span arithmetic, no tensor work."""
+    return {may: dataflow.check(cand_output, cand_inputs, earlier, may) for may in (False, True)}
+
+
+class _Side:
+    """One side's call of a trial: its inputs (released after use), output and facts."""
+
+    def __init__(self, task, seed, device, expected=None):
+        self.inputs, self.digest = _fresh(task, seed, device, expected)
+        self.output, self.facts = None, None
+        self.nbytes = inputs.nbytes(self.inputs)
+
+    def run_reference(self, model, device, seed):
+        seed_all(seed)
+        self.output = call_reference(model, self.inputs, device)
+        self.facts = dataflow.aliases_input(self.output, self.inputs)  # a view task?
+        self.writes = inputs.first_difference(self.digest, inputs.fingerprint(self.inputs))
+        self.inputs = None  # released: the candidate side never needs them
+
+    def run_candidate(self, model, device, seed, window, earlier):
+        seed_all(seed)
+        self.output = call_candidate(model, self.inputs, device, window)
+        after = inputs.fingerprint(self.inputs)
+        self.facts = {"changed": inputs.first_difference(self.digest, after),
+                      "dataflow": _dataflow_problems(self.output, self.inputs, earlier)}
+        self.inputs = None
 
 
 def run_trial(t: int, task, reference, candidate, device, options, earlier=(),
@@ -147,32 +154,36 @@ def run_trial(t: int, task, reference, candidate, device, options, earlier=(),
     "trial t". Raises Failure when the task or the candidate raises, and a
     `rejected` Failure on a dataflow problem (module `dataflow`)."""
     seed = options.seed + t
-    inputs = make_inputs(task, seed, device)
-    cand_inputs = clone(inputs)
     # Even trials run the candidate first: no reference output exists yet for it to find
     # (frame walking) or to inherit through freed memory. Odd trials run the reference first.
     candidate_first = t % 2 == 0
     window = tracer.window(f"trial {t}", device) if tracer is not None else None
+    first_side = _Side(task, seed, device)
     if candidate_first:
-        seed_all(seed)
-        cand_output = call_candidate(candidate, cand_inputs, device, window)
-    seed_all(seed)
-    ref_inputs = clone(inputs)
-    ref_output = call_reference(reference, ref_inputs, device)
-    if not candidate_first:
-        seed_all(seed)
-        cand_output = call_candidate(candidate, cand_inputs, device, window)
-    outputs, failure = _compare(t, ref_output, cand_output, options)
-    changed = modified_input(inputs, cand_inputs)
+        cand = first_side
+        cand.run_candidate(candidate, device, seed, window, list(earlier))
+        ref = _Side(task, seed, device, cand.digest)
+        ref.run_reference(reference, device, seed)
+    else:
+        ref = first_side
+        ref.run_reference(reference, device, seed)
+        cand = _Side(task, seed, device, ref.digest)
+        cand.run_candidate(candidate, device, seed, window, list(earlier))
+    outputs, failure = _compare(t, ref.output, cand.output, options)
+    changed = cand.facts["changed"]
     if failure is None and changed is not None:
         failure = f"trial {t}: candidate modified input {changed}"
-    if failure is None and options.integrity:  # right values, inputs untouched: how was it made
-        _check_dataflow(t, cand_output, cand_inputs, ref_output, ref_inputs, list(earlier))
-    first = next(leaf for leaf in flatten(ref_output) if isinstance(leaf, torch.Tensor))
+    problem = cand.facts["dataflow"][ref.facts]
+    if failure is None and options.integrity and problem:  # right values: how was it made
+        rule, message = problem
+        raise Failure("rejected", "dataflow", f"{rule}: trial {t}: {message}")
+    first = next(leaf for leaf in flatten(ref.output) if isinstance(leaf, torch.Tensor))
     trial = {"seed": seed, "pass": failure is None, "outputs": outputs,
              "order": "candidate_first" if candidate_first else "reference_first",
-             "inputs_modified": changed is not None, "failure": failure}
-    return trial, tolerance(first.dtype, options), cand_output
+             "inputs_modified": changed is not None, "failure": failure,
+             "_bytes": {"inputs": ref.nbytes, "outputs": inputs.nbytes(ref.output),
+                        "reference_writes_inputs": ref.writes is not None}}
+    return trial, tolerance(first.dtype, options), cand.output
 
 
 def run_trials(task, reference, candidate, device, options, tracer=None):
@@ -195,6 +206,8 @@ def run_trials(task, reference, candidate, device, options, tracer=None):
             stage["status"] = "error"
             return stage, failure
         stage["tolerance"] = stage["tolerance"] or tol
+        stage.setdefault("bytes", trial.pop("_bytes"))  # of trial 0: the memory plan's sizes
+        trial.pop("_bytes", None)
         stage["trials"].append(trial)
         stage["trials_run"] += 1
         stage["trials_passed"] += trial["pass"]

@@ -28,6 +28,7 @@ class Options:
     min_candidate_share: float = 0.5  # strict: candidate's share of compute kernel time
     integrity: bool = True            # False: no trace, dataflow, extra checks, timed recheck
                                       # or host cross-check (the baseline of bench/integrity)
+    self_check: bool = False          # the task's Model is the candidate; no launch trace
 
 
 _OPTIONAL = {"atol", "rtol", "rel_l2", "gpu_mem_fraction"}
@@ -43,7 +44,7 @@ def _check(name: str, value):
         if value not in POLICIES:
             raise ProtocolError(f"options.policy: expected strict or kernelbench, got {value!r}")
         return value
-    if name in ("timing", "integrity"):
+    if name in ("timing", "integrity", "self_check"):
         ok = isinstance(value, bool)
     elif name in _FLOATS:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)

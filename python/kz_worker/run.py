@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from . import correctness, extra_checks, inline, loader, params, trace
+from . import correctness, extra_checks, inline, inputs, loader, memory_plan, params, trace
 from .failure import Failure, candidate_failure, describe, traceback_tail
 from .options import parse_run_request
 from .timed import host_failure, measure
@@ -59,13 +59,24 @@ class _Run:
         self.timing, self.timing_reason = timing, timing_reason
         self.tracer, self.trace_reason = tracer, trace_reason
         self.stages = {}
+        self.plan = memory_plan.choose(None)
+        self.profile = {"stages": {}}  # where the time and the memory went (docs/memory.md)
+        self._mark = time.monotonic()
         self.device = torch.device("cuda:0" if request.device == "cuda" else "cpu")
         self.device_info = {"kind": self.device.type}
         self.extensions = inline.PrebuiltLoader(request.prebuilt)
         self.loader = trace.SourceRecorder(self.extensions)  # notes the kernel sources
 
     def stage(self, name: str, data: dict) -> None:
-        """Record the finished stage `name` and send its `event` frame."""
+        """Record the finished stage `name` (with its time and peak GPU memory in the
+        profile) and send its `event` frame."""
+        now = time.monotonic()
+        entry = {"seconds": round(now - self._mark, 6)}
+        if self.device.type == "cuda" and torch.cuda.is_initialized():
+            entry["peak_gpu_bytes"] = torch.cuda.max_memory_allocated(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+        self.profile["stages"][name] = entry
+        self._mark = now
         self.stages[name] = data
         self.channel.event(name, data)
 
@@ -85,6 +96,10 @@ class _Run:
             raise failure
         if data["status"] == "fail":
             raise Failure("incorrect", None, correctness.first_failure(data))
+        sizes = data.get("bytes") or {}
+        self.plan = memory_plan.choose(sizes, bool(sizes.get("reference_writes_inputs")))
+        self.profile["memory_plan"] = self.plan.describe()
+        self.profile["inputs"] = inputs.origin(task, self.device)
         trials = data["trials_run"]
         if self.options.integrity:
             self.integrity_stages(task, reference, candidate)
@@ -125,7 +140,8 @@ class _Run:
         names = trace.candidate_names(self.request.candidate_path, type(candidate),
                                       self.loader.texts)
         data, failure = trace.run_stage(self.tracer, self.trace_reason, task, reference,
-                                        candidate, self.device, self.options, names)
+                                        candidate, self.device, self.options, names,
+                                        keep=self.plan.traced_outputs)
         self.stage("trace", data)
         if failure is not None:
             raise failure
@@ -141,7 +157,9 @@ class _Run:
                 "compiled_in_child": self.extensions.compiled_in_child}
         try:
             task = loader.load_task(self.request.task_path)
-            model_new = loader.load_candidate(self.request.candidate_path)
+            model_new = (loader.load_task(self.request.candidate_path).model
+                         if self.options.self_check
+                         else loader.load_candidate(self.request.candidate_path))
             reference, candidate = self.construct(task, model_new)
         except BaseException:
             data["status"] = "error"
@@ -153,16 +171,11 @@ class _Run:
 
     def construct(self, task, model_new):
         """Both models, each built right after seeding with options.seed (the init
-        inputs too), then moved to the device."""
-        seed = self.options.seed
-        correctness.seed_all(seed)
-        ref_inputs = loader.init_inputs(task)
-        correctness.seed_all(seed)
-        reference = loader.construct_reference(task, ref_inputs)
-        correctness.seed_all(seed)
-        cand_inputs = loader.init_inputs(task)
-        correctness.seed_all(seed)
-        candidate = loader.construct_candidate(model_new, cand_inputs)
+        inputs too), under `torch.device(device)` so that large parameters are created on
+        the GPU (a constructor that fails there is built on the host), then moved."""
+        reference = self._built(lambda: loader.construct_reference(task, loader.init_inputs(task)))
+        candidate = self._built(lambda: loader.construct_candidate(model_new,
+                                                                   loader.init_inputs(task)))
         try:
             reference.to(self.device)
         except BaseException as exc:
@@ -175,6 +188,23 @@ class _Run:
                                     "runtime") from None
         return reference, candidate
 
+    def _built(self, build):
+        """`build()` after seeding, on the device first; on the host (seeded again) when
+        that raises an ordinary exception other than a classified Failure."""
+        correctness.seed_all(self.options.seed)
+        if self.device.type != "cuda":
+            return build()
+        try:
+            with torch.device(self.device):
+                return build()
+        except Failure as failure:
+            if failure.status != "invalid_task" and failure.kind not in ("constructor_error",):
+                raise
+        except Exception:  # noqa: BLE001 - host-only constructor code: retried on the host
+            pass
+        correctness.seed_all(self.options.seed)
+        return build()
+
     def time(self, task, reference, candidate, trials: int) -> str:
         """Stage `timing` (after correctness passed); return the `correct` reason."""
         if self.device.type != "cuda":
@@ -184,7 +214,8 @@ class _Run:
         elif self.timing is None:
             data = {"status": "skipped", "reason": self.timing_reason}
         else:
-            data = measure(self.timing, task, reference, candidate, self.device, self.options)
+            data = measure(self.timing, task, reference, candidate, self.device, self.options,
+                           self.plan)
         self.stage("timing", data)
         failure = host_failure(data) if self.options.integrity else None
         if failure is not None:
@@ -204,8 +235,11 @@ def run_op(request: dict, channel) -> dict:
     """
     parsed = parse_run_request(request)
     timing, timing_reason = prepare_timing(parsed.device)
-    tracer, trace_reason = trace.prepare(parsed.device) if parsed.options.integrity \
-        else (None, "integrity checks off")
+    tracer, trace_reason = trace.prepare(parsed.device) \
+        if parsed.options.integrity and not parsed.options.self_check \
+        else (None, "self-check: the reference is its own candidate (rules that require the "
+                    "candidate's own kernels are lifted)" if parsed.options.self_check
+              else "integrity checks off")
     run = _Run(parsed, channel, timing, timing_reason, tracer, trace_reason)
     status, error = "correct", None
     try:
@@ -217,4 +251,4 @@ def run_op(request: dict, channel) -> dict:
         status, reason = "runtime_error", f"worker internal error: {describe(exc)}"
         error = {"kind": "worker_internal", "message": str(exc), "traceback": traceback_tail(exc)}
     return {"type": "result", "status": status, "reason": reason, "stages": run.stages,
-            "device": run.device_info, "error": error}
+            "device": run.device_info, "error": error, "profile": run.profile}

@@ -8,8 +8,13 @@ the timed region, `TimedRecheck` compares the last timed outputs of each slot an
 rotates the values between the slots (device copies, same pointers, same distribution):
 a candidate that caches results by pointer, shape or call count, or serves several calls
 from one launch, returns stale outputs and is rejected (`dataflow.stale_output`).
-Rotation returns each slot to its original values every POOL_SIZE rounds; with blocks of
+Rotation returns each slot to its original values every pool-size rounds; with blocks of
 10 calls a slot is always reused after one rotation, so a stale cache shows in round 1.
+
+The memory plan (`memory_plan`, docs/memory.md) sizes the pool: large tasks get two input
+sets shared by both sides (neither writes its inputs: the correctness trials proved it),
+and each side keeps only its last output (released just before its next call), whose slot
+is the one rechecked.
 """
 
 import torch
@@ -17,19 +22,21 @@ import torch
 from .compare import compare_outputs
 from .correctness import clone, input_pool
 from .failure import Failure, candidate_failure, describe, is_cuda_error
+from .memory_plan import POOL_SIZE, choose
 
-POOL_SIZE = 3
 
-
-def _rotating(model, pool, raised: dict, role: str, outputs: dict):
+def _rotating(model, pool, raised: dict, role: str, outputs: dict, keep_all: bool = True):
     """A zero-arg callable doing one forward over the next input set of `pool`; it keeps
-    the last output of each slot in `outputs`; an exception it raises is also stored in
+    the last output of each slot in `outputs` (only the last call's when not `keep_all`:
+    the others are released before the call); an exception it raises is also stored in
     `raised[role]`."""
     state = {"calls": 0}
 
     def forward():
         slot = state["calls"] % len(pool)
         state["calls"] += 1
+        if not keep_all:
+            outputs.clear()
         try:
             outputs[slot] = model(*pool[slot])
         except BaseException as exc:
@@ -41,8 +48,8 @@ def _rotating(model, pool, raised: dict, role: str, outputs: dict):
 class TimedRecheck:
     """The `after_pair` hook: recheck the last timed outputs, then rotate input values."""
 
-    def __init__(self, ref_pool, cand_pool, ref_out, cand_out, options):
-        self.pools, self.ref_out, self.cand_out = (ref_pool, cand_pool), ref_out, cand_out
+    def __init__(self, pools, ref_out, cand_out, options):
+        self.pools, self.ref_out, self.cand_out = pools, ref_out, cand_out
         self.options, self.rounds = options, 0
 
     def __call__(self):
@@ -84,27 +91,37 @@ def host_failure(result: dict):
                    f"(GPU work the events on the caller's stream do not cover)")
 
 
-def measure(timing, task, reference, candidate, device, options) -> dict:
+def _pools(task, device, options, plan):
+    """(reference pool, candidate pool): the same lists when the plan shares them."""
+    pool = input_pool(task, options.seed, device, plan.pool_size)
+    if plan.shared_pool:
+        return pool, pool
+    ref_pool = [clone(inputs) for inputs in pool]
+    return ref_pool, [clone(inputs) for inputs in pool]
+
+
+def measure(timing, task, reference, candidate, device, options, plan=None) -> dict:
     """Time reference and candidate; return the `stages.timing` object.
 
-    A candidate that raises while being timed is a runtime_error Failure (the
-    reference raising is invalid_task); a failure of the timing harness itself gives
-    status "skipped" with the reason.
+    `plan` (a memory_plan.Plan; None: the full plan) sizes the input pool. A candidate
+    that raises while being timed is a runtime_error Failure (the reference raising is
+    invalid_task); a failure of the timing harness itself gives status "skipped" with
+    the reason.
     """
-    pool = input_pool(task, options.seed, device, POOL_SIZE)
+    plan = plan or choose(None)
+    ref_pool, cand_pool = _pools(task, device, options, plan)
     raised, ref_out, cand_out = {}, {}, {}
-    ref_pool = [clone(inputs) for inputs in pool]
-    cand_pool = [clone(inputs) for inputs in pool]
-    ref_fn = _rotating(reference, ref_pool, raised, "reference", ref_out)
-    cand_fn = _rotating(candidate, cand_pool, raised, "candidate", cand_out)
-    recheck = TimedRecheck(ref_pool, cand_pool, ref_out, cand_out, options) \
-        if options.integrity else None
+    ref_fn = _rotating(reference, ref_pool, raised, "reference", ref_out, not plan.lean)
+    cand_fn = _rotating(candidate, cand_pool, raised, "candidate", cand_out, not plan.lean)
+    pools = (ref_pool,) if plan.shared_pool else (ref_pool, cand_pool)
+    recheck = TimedRecheck(pools, ref_out, cand_out, options) if options.integrity else None
     try:
         result = timing.time_interleaved(
             ref_fn, cand_fn, warmup=options.warmup, min_calls=options.min_calls,
             max_calls=options.max_calls, budget_s=options.timing_budget_s,
             stable_rel=options.stable_rel, after_pair=recheck)
         result["rechecked_rounds"] = recheck.rounds if recheck is not None else 0
+        result["pool"] = {"sets": plan.pool_size, "shared": plan.shared_pool}
         return result
     except Failure:
         raise

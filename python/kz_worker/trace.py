@@ -261,31 +261,36 @@ def candidate_names(candidate_path: str, model_new, source_texts) -> set:
             trace_names.triton_kernel_names(text, module))
 
 
-def _repeated_calls(tracer, task, reference, candidate, device, options):
+def _repeated_calls(tracer, task, reference, candidate, device, options, keep=REPEATS + 1):
     """One call on fresh inputs, then REPEATS calls on the very same input tensors
     (same pointers, same values: what a result cache keys on), each traced and compared
-    with the reference output. Returns an `incorrect` Failure or None; a candidate that
-    raises gives its runtime_error Failure (raised)."""
+    with the reference output (which ran on its own input set of the same seed). The
+    last `keep` candidate outputs stay alive (a cache may hand back an earlier output;
+    the memory plan lowers `keep` for large tasks). Returns an `incorrect` Failure or
+    None; a candidate that raises gives its runtime_error Failure (raised)."""
     from . import correctness
     from .compare import compare_outputs
     seed = options.seed + SEED_OFFSET
-    inputs = correctness.make_inputs(task, seed, device)
     correctness.seed_all(seed)
-    ref_output = correctness.call_reference(reference, correctness.clone(inputs), device)
-    cand_inputs, kept = correctness.clone(inputs), []
+    ref_output = correctness.call_reference(
+        reference, correctness.make_inputs(task, seed, device), device)
+    cand_inputs, kept = correctness.make_inputs(task, seed, device), []
     for k in range(REPEATS + 1):
         label = "fresh inputs" if k == 0 else f"same inputs again ({k})"
         correctness.seed_all(seed)
+        if len(kept) >= max(1, keep):
+            kept.pop(0)
         output = correctness.call_candidate(candidate, cand_inputs, device,
                                             tracer.window(label, device))
-        kept.append(output)  # alive: a cache may hand back an earlier output
+        kept.append(output)
         _, failure = compare_outputs(k, ref_output, output, options)
         if failure:
             return Failure("incorrect", None, f"traced call '{label}': {failure}")
     return None
 
 
-def run_stage(tracer, reason, task, reference, candidate, device, options, names):
+def run_stage(tracer, reason, task, reference, candidate, device, options, names,
+              keep=REPEATS + 1):
     """Stage `trace` after the correctness trials passed: the repeated-input calls, then
     the rules over every window. Returns (stages.trace object, Failure or None): a rule
     that fires is `rejected` (error kind `trace`, reason starting with the rule id).
@@ -294,7 +299,7 @@ def run_stage(tracer, reason, task, reference, candidate, device, options, names
     if tracer is None:
         return {"status": "skipped", "reason": reason or "tracer unavailable"}, None
     try:
-        mismatch = _repeated_calls(tracer, task, reference, candidate, device, options)
+        mismatch = _repeated_calls(tracer, task, reference, candidate, device, options, keep)
     finally:
         tracer.disable()
     if tracer.broken is not None:

@@ -1,8 +1,9 @@
-"""Trials: seeds, separate input clones, detection of modified inputs."""
+"""Trials: seeds, separate input sets per side, detection of modified inputs."""
 
 import torch
 
-from kz_worker.correctness import modified_input, run_trials
+from kz_worker.correctness import run_trials
+from kz_worker.inputs import first_difference, fingerprint
 from kz_worker.loader import Task
 from kz_worker.options import Options
 
@@ -49,11 +50,34 @@ def test_reference_writing_its_input_does_not_touch_the_candidate_copy():
     assert stage["status"] == "pass"
 
 
-def test_modified_input_handles_nan_and_nesting():
+def test_fingerprint_handles_nan_nesting_shapes_and_permutations():
     nan = torch.tensor([float("nan"), 1.0])
-    assert modified_input([nan, [torch.ones(2)]], [nan.clone(), [torch.ones(2)]]) is None
-    assert modified_input([nan, [torch.ones(2)]], [nan.clone(), [torch.zeros(2)]]) == 1
-    assert modified_input([torch.ones(2)], [torch.ones(2, 1)]) == 0
+    same = fingerprint([nan, [torch.ones(2)]])
+    assert first_difference(same, fingerprint([nan.clone(), [torch.ones(2)]])) is None
+    assert first_difference(same, fingerprint([nan.clone(), [torch.zeros(2)]])) == 1
+    assert first_difference(fingerprint([torch.ones(2)]), fingerprint([torch.ones(2, 1)])) == 0
+    x = torch.arange(10.0)
+    assert first_difference(fingerprint([x]), fingerprint([x.flip(0)])) == 0  # same sum
+    assert first_difference(fingerprint([x, 3]), fingerprint([x, 4])) == 1
+
+
+def test_fingerprint_covers_every_dtype_and_non_contiguous_views():
+    for dtype in (torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.bool,
+                  torch.complex64):
+        a = (torch.arange(12) % 3).to(dtype).reshape(3, 4)
+        b = a.clone()
+        b[2, 3] = 1 if dtype != torch.bool else False
+        assert first_difference(fingerprint([a.t()]), fingerprint([a.t().contiguous()])) is None
+        assert (first_difference(fingerprint([a]), fingerprint([b])) == 0) == (not torch.equal(a, b))
+
+
+def test_get_inputs_that_ignores_the_seed_is_an_invalid_task():
+    import random as pyrandom
+    state = pyrandom.Random(0)  # a private RNG: seeding cannot reach it
+    stage, failure = run_trials(task(lambda: [torch.full((3,), state.random())]),
+                                Recorder(torch.neg), Recorder(torch.neg), CPU, Options(trials=1))
+    assert failure is not None and failure.status == "invalid_task"
+    assert "not deterministic under a fixed seed" in failure.reason
 
 
 def test_stochastic_forward_sees_the_same_seed():

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import kz_worker
+from kz_worker import memory_plan
 from kz_worker import run as run_module
 from kz_worker.failure import Failure
 from kz_worker.loader import Task
@@ -149,3 +150,30 @@ def test_timing_stage_on_gpu_reports_speedup(monkeypatch):
     assert channel.events == [{"stage": "timing", "data": {"status": "ok", "speedup": 2.0}}]
     run.timing, run.timing_reason = None, "no native runtime"
     assert run.time(None, None, None, 5).endswith("(timing skipped: no native runtime)")
+
+
+LEAN = memory_plan.Plan(lean=True, pool_size=2, shared_pool=True, traced_outputs=1)
+
+
+def test_lean_plan_shares_two_input_sets_between_the_sides():
+    ref, cand = Counter(), Counter()
+    result = measure(fake_timing(), make_task(), ref, cand, CPU, Options(), LEAN)
+    assert result["status"] == "ok" and result["pool"] == {"sets": 2, "shared": True}
+    ids = {id(x) for x in cand.inputs}
+    assert len(ids) == 2 and ids == {id(x) for x in ref.inputs}
+
+
+def test_lean_plan_still_catches_a_pointer_cache():
+    with pytest.raises(Failure) as info:
+        measure(fake_timing(), make_task(), PlusOne(), PointerCache(), CPU, Options(), LEAN)
+    assert "dataflow.stale_output" in info.value.reason
+
+
+def test_memory_plan_goes_lean_only_for_large_tasks():
+    small = memory_plan.choose({"inputs": 1 << 20, "outputs": 1 << 20})
+    large = memory_plan.choose({"inputs": 6 << 30, "outputs": 6 << 30})
+    writer = memory_plan.choose({"inputs": 6 << 30, "outputs": 1}, reference_modifies_inputs=True)
+    assert (small.lean, small.pool_size, small.shared_pool) == (False, POOL_SIZE, False)
+    assert (large.lean, large.pool_size, large.shared_pool, large.traced_outputs) == (True, 2, True, 1)
+    assert writer.lean and not writer.shared_pool
+    assert memory_plan.choose(None).lean is False

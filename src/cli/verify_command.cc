@@ -62,6 +62,9 @@ class VerifyCommandImpl : public VerifyCommand {
                 "Skip every integrity check (screen, trace, dataflow, extra inputs, timed recheck, "
                 "host cross-check): correctness and timing only, as a baseline");
     c->add_flag("--plain-build", plain_build_, "Build extensions exactly as load_inline does (no PCH, full headers)");
+    c->add_flag("--self-check", self_check_,
+                "Verify the task's reference against itself (no --candidate): can kz judge this "
+                "task here, and at what cost? The screen and the launch trace are lifted");
     cmd_ = c;
   }
 
@@ -106,8 +109,11 @@ class VerifyCommandImpl : public VerifyCommand {
       if (!verify::ReadManifest(manifest_, base, on_gpu, samples, &err)) return Usage(err);
       if (samples->empty()) return Usage(manifest_ + ": no samples");
     } else {
+      if (self_check_ && !candidate_.empty()) return Usage("--self-check takes --ref only");
+      if (self_check_ && !ref_.empty()) candidate_ = ref_;
       if (ref_.empty() || candidate_.empty()) return Usage("--ref and --candidate are required (or --manifest)");
       samples->push_back({ref_, candidate_, backend_, std::nullopt, candidate_});
+      samples->back().self_check = self_check_;
     }
     for (auto& s : *samples) {
       if (!backend_.empty()) s.backend = backend_;
@@ -147,6 +153,7 @@ class VerifyCommandImpl : public VerifyCommand {
   double cache_max_gib_ = 20;
   double max_source_mib_ = 8;
   bool json_ = false, no_timing_ = false, plain_build_ = false, no_screen_ = false, no_integrity_ = false;
+  bool self_check_ = false;
   verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
 };
 }  // namespace

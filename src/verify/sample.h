@@ -13,6 +13,10 @@ struct Sample {
   std::string backend;         // "cuda", "triton", or "" to detect from the source
   std::optional<std::string> expect;  // expected status, from a manifest
   std::string label;           // for logs and summaries
+  // Self-check: the task's reference is its own candidate (candidate_path = task_path,
+  // Model in place of ModelNew); the rules that require the candidate's own kernels (the
+  // screen and the launch trace) are lifted and the verdict says so (docs/memory.md).
+  bool self_check = false;
 };
 
 struct VerifyOptions {

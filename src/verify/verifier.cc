@@ -42,6 +42,11 @@ void Verifier::Prepare(const Sample& sample, Work& w) const {
   w.candidate_text = cand;
   w.verdict = NewVerdict(sample, w.backend, task, cand);
   w.verdict["policy"] = options_.integrity ? options_.policy : "none";
+  if (sample.self_check) {
+    w.backend = "triton";  // the reference runs as it is: nothing to extract or build
+    w.verdict["backend"] = w.backend;
+    w.verdict["self_check"] = true;
+  }
   if (!ok_task || !ok_cand) {
     SetOutcome(w.verdict, ok_task ? Status::kCompileError : Status::kInvalidTask,
                "cannot read " + err, "unreadable_file");
@@ -100,6 +105,7 @@ void Verifier::WaitAll(util::ProcessSet& set, const OnDone& on_done) const {
 void Verifier::ScreenAll(std::vector<Work>& work) const {
   auto make = [&](const Work& w) -> std::optional<worker::WorkerCall> {
     if (w.done) return std::nullopt;
+    if (w.sample->self_check) return std::nullopt;  // the reference is not screened
     worker::WorkerCall call;
     call.request = {{"op", "screen"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
                     {"backend", w.backend}, {"policy", options_.policy}};
@@ -328,6 +334,7 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
                   {"device", gpu ? "cuda" : "cpu"},
                   {"prebuilt", w.prebuilt},
                   {"options", RunOptions(gpu.has_value())}};
+  if (w.sample->self_check) call.request["options"]["self_check"] = true;
   call.wall_limit_s = options_.timeout_s;
   call.max_rss_bytes = options_.max_host_mem_mib << 20;
   Prestarted own;
