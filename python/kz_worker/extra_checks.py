@@ -5,21 +5,41 @@
   trials run with each floating input multiplied by random signs (seeded). Kernels that
   only work for positive values (a ReLU that returns x, a log trick) fail here. Skipped,
   with the reason, when the reference itself is not finite on signed inputs.
-- `perturbed_sizes`: module-level integer size constants of the task that are multiples of
-  8 are nudged down by 3 (1024 -> 1021), both models are rebuilt from the new init inputs
-  (the reference's parameters copied in again) and one trial compares them: kernels that
-  hard-code the shape or drop the tail fail. Skipped when the task has no such constants
-  or the reference does not accept the new sizes.
+- `perturbed_sizes`: every module-level int constant >= 8 that `get_inputs` or
+  `get_init_inputs` read (whatever its name; module size_constants says how they are
+  found and moved) is nudged down to an odd value (1024 -> 1021, 8205 -> 8203). The
+  reference is rebuilt from the new init inputs and run once; if it refuses the nudges
+  together (it raises: a divisibility constraint), they are retried one constant at a
+  time and those it accepts are kept (the others are listed in `refused` and `partial`).
+  The candidate is rebuilt too, the reference's parameters are copied in, and one trial
+  compares them: kernels that hard-code the shape or drop the tail fail; a candidate
+  whose constructor rejects the new init inputs, or whose parameters no longer
+  correspond, fails as well. Not run (with the reason) when there is no such constant or
+  the reference refuses every nudge. The task's namespace is restored on every path.
+- Every check gets an entry in `checks`: `ran: true` with `pass`, or `ran: false` with
+  `reason` (also when an earlier check failed first); the verdict's `not_checked` repeats
+  each `reason` and each `partial`.
 - `weak_task`: a flag, not a failure: the reference output of trial 0 is near-constant or
   near zero, so matching it says little (an all-zeros output would pass).
 """
 
+import contextlib
+
 import torch
 
+from . import size_constants
 from .compare import compare_outputs, flatten
 from .correctness import call_candidate, call_reference, clone, make_inputs, seed_all
+from .failure import Failure, describe, is_cuda_error
+from .params import match_parameters, mismatch_reason
 
 SIGNED_TRIALS = 2
+NO_SIZES = "no module-level size constant read by get_inputs/get_init_inputs"
+
+
+def _not_run(check: str, reason: str) -> dict:
+    """The entry of a check that did not run; the verdict's not_checked repeats the reason."""
+    return {"check": check, "ran": False, "reason": reason}
 
 
 def _floats(values) -> list:
@@ -47,16 +67,15 @@ def signed_inputs(task, reference, candidate, device, options) -> tuple[dict, st
     base = make_inputs(task, options.seed, device)
     floats = _floats(base)
     if not floats or any(bool((t < 0).any()) for t in floats):
-        return {"check": "signed_inputs", "ran": False,
-                "reason": "get_inputs already draws negative values" if floats else "no floating inputs"}, None
+        return _not_run("signed_inputs", "get_inputs already draws negative values"
+                        if floats else "no floating inputs"), None
     for k in range(SIGNED_TRIALS):
         seed = options.seed + 1000 + k
         inputs = _signed(make_inputs(task, seed, device), seed)
         seed_all(seed)
         ref = call_reference(reference, clone(inputs), device)
         if not _finite(ref):
-            return {"check": "signed_inputs", "ran": False,
-                    "reason": "the reference is not finite on signed inputs"}, None
+            return _not_run("signed_inputs", "the reference is not finite on signed inputs"), None
         seed_all(seed)
         out = call_candidate(candidate, clone(inputs), device)
         _, failure = compare_outputs(k, ref, out, options)
@@ -67,50 +86,113 @@ def signed_inputs(task, reference, candidate, device, options) -> tuple[dict, st
     return {"check": "signed_inputs", "ran": True, "pass": True, "trials": SIGNED_TRIALS}, None
 
 
-def _namespace(task) -> dict:
-    """The globals that `get_inputs` and `Model` read: the task module's (a loader.Task
-    carries them; a plain module is its own namespace)."""
-    namespace = getattr(task, "namespace", None)
-    return namespace if isinstance(namespace, dict) else vars(task)
+@contextlib.contextmanager
+def _applied(namespace: dict, values: dict):
+    """Set `values` in the task's namespace for the block; the originals are put back
+    on every way out (return, exception, Failure)."""
+    originals = {name: namespace[name] for name in values}
+    try:
+        namespace.update(values)
+        yield
+    finally:
+        namespace.update(originals)
 
 
-def _size_constants(task) -> dict:
-    return {name: value for name, value in _namespace(task).items()
-            if not name.startswith("_") and type(value) is int and value >= 8 and value % 8 == 0}
-
-
-def _rebuild(task, model_class, device):
-    from .params import match_parameters
+def _reference_run(task, device, options) -> dict:
+    """Build the reference from the current init inputs and run it once on fresh inputs;
+    raise whatever the task raises."""
+    seed = options.seed + 2000
+    seed_all(options.seed)
     init = list(task.get_init_inputs())
-    model = getattr(task, "model", None) or getattr(task, "Model")
-    ref = model(*init).to(device)
-    cand = model_class(*init).to(device)
-    match_parameters(ref, cand)
-    return ref, cand
+    model = (getattr(task, "model", None) or getattr(task, "Model"))(*init).to(device)
+    inputs = make_inputs(task, seed, device)
+    seed_all(seed)
+    return {"init": init, "model": model, "inputs": inputs, "seed": seed,
+            "output": call_reference(model, clone(inputs), device)}
+
+
+def _refusal(exc: Exception) -> str:
+    """Why the reference refused a nudge; a CUDA error is no refusal: the context may
+    be unusable, so the sample stops (invalid_task)."""
+    if is_cuda_error(exc):
+        raise Failure("invalid_task", "cuda_error",
+                      f"task: CUDA error at perturbed sizes: {describe(exc)}") from None
+    return exc.reason if isinstance(exc, Failure) else describe(exc)
+
+
+def _probe(task, namespace, values, device, options):
+    """(reference run, None) when the reference accepts `values`, else (None, why)."""
+    try:
+        with _applied(namespace, values):
+            return _reference_run(task, device, options), None
+    except Exception as exc:  # the task does not allow these sizes
+        return None, _refusal(exc)
+
+
+def _accepted(task, namespace, nudged, device, options):
+    """The nudges the reference accepts: all of them if it can, else (retrying one
+    constant at a time) each that it accepts together with those kept before it.
+    Returns (accepted {name: value}, {name: why refused}, the run at all of them or None)."""
+    run_all, why = _probe(task, namespace, nudged, device, options)
+    if run_all is not None:
+        return nudged, {}, run_all
+    if len(nudged) == 1:
+        return {}, {name: why for name in nudged}, None
+    accepted, refused = {}, {}
+    for name, value in nudged.items():
+        why = _probe(task, namespace, {**accepted, name: value}, device, options)[1]
+        if why is not None:  # (the probe's run is dropped at once: one live run at a time)
+            refused[name] = why
+        else:
+            accepted[name] = value
+    return accepted, refused, None
+
+
+def _described(sizes: dict, nudged: dict, names) -> str:
+    return "{" + ", ".join(f"{n}: {sizes[n]} -> {nudged[n]}" for n in names) + "}"
+
+
+def _candidate_trial(model_class, run: dict, device, options) -> str | None:
+    """Build the candidate from the run's init inputs (the reference's parameters copied
+    in) and compare it with the run's reference output; the failure or None."""
+    try:
+        model = model_class(*run["init"]).to(device)
+    except Exception as exc:
+        return f"ModelNew(*get_init_inputs()) raised {describe(exc)}"
+    params = match_parameters(run["model"], model)
+    if params["status"] == "mismatch":
+        return mismatch_reason(params)
+    seed_all(run["seed"])
+    out = call_candidate(model, clone(run["inputs"]), device)
+    try:
+        return compare_outputs(0, run["output"], out, options)[1]
+    except Exception as exc:
+        return f"outputs cannot be compared: {describe(exc)}"
 
 
 def perturbed_sizes(task, model_class, device, options) -> tuple[dict, str | None]:
-    """Run one trial with the task's size constants nudged off multiples of 8."""
-    sizes = _size_constants(task)
+    """One trial with the task's size constants moved (module size_constants); return
+    (check entry, failure message or None). The namespace is restored in every path."""
+    namespace = size_constants.namespace_of(task)
+    sizes = size_constants.candidates(task, namespace)
     if not sizes:
-        return {"check": "perturbed_sizes", "ran": False, "reason": "no size constants"}, None
-    nudged = {k: v - 3 for k, v in sizes.items()}
-    try:
-        _namespace(task).update(nudged)
-        seed_all(options.seed)
-        try:
-            ref_model, cand_model = _rebuild(task, model_class, device)
-            inputs = make_inputs(task, options.seed + 2000, device)
-            ref = call_reference(ref_model, clone(inputs), device)
-        except Exception as exc:  # the task does not allow these sizes
-            return {"check": "perturbed_sizes", "ran": False,
-                    "reason": f"the reference does not accept {nudged}: {type(exc).__name__}"}, None
-        out = call_candidate(cand_model, clone(inputs), device)
-        _, failure = compare_outputs(0, ref, out, options)
-    finally:
-        _namespace(task).update(sizes)
-    entry = {"check": "perturbed_sizes", "ran": True, "pass": failure is None, "sizes": nudged}
-    message = f"correctness.perturbed_sizes: perturbed sizes {nudged}: {failure}"
+        return _not_run("perturbed_sizes", NO_SIZES), None
+    nudged = {name: size_constants.nudge(value) for name, value in sizes.items()}
+    accepted, refused, run = _accepted(task, namespace, nudged, device, options)
+    if not accepted:
+        why = "; ".join(f"{n}: {w}" for n, w in refused.items())
+        return _not_run("perturbed_sizes", "the reference refused "
+                        f"{_described(sizes, nudged, refused)} ({why})"), None
+    with _applied(namespace, accepted):
+        run = run or _reference_run(task, device, options)
+        failure = _candidate_trial(model_class, run, device, options)
+    entry = {"check": "perturbed_sizes", "ran": True, "pass": failure is None,
+             "sizes": accepted, "from": {n: sizes[n] for n in accepted}}
+    if refused:
+        entry["refused"] = refused
+        entry["partial"] = (f"not moved: {_described(sizes, nudged, refused)}, "
+                            "the reference refused them")
+    message = f"correctness.perturbed_sizes: perturbed sizes {accepted}: {failure}"
     return entry, (message if failure else None)
 
 
@@ -136,6 +218,8 @@ def run(task, reference, candidate, device, options) -> tuple[dict, str | None]:
     checks = [entry]
     if failure is None:
         entry, failure = perturbed_sizes(task, type(candidate), device, options)
-        checks.append(entry)
+    else:
+        entry = _not_run("perturbed_sizes", "signed_inputs failed first")
+    checks.append(entry)
     data = {"status": "fail" if failure else "pass", "checks": checks, "weak_task": weak}
     return data, failure

@@ -1,7 +1,11 @@
-"""Extra checks: signed inputs for tasks that only draw non-negative values, and the
-weak-task flag."""
+"""Extra checks: signed inputs for tasks that only draw non-negative values, perturbed
+sizes (size constants of any name and value, helpers, constrained constants, axis
+constants left alone), the stage's entry for every check, and the weak-task flag."""
 
+import pytest
 import torch
+
+from kz_worker.failure import Failure
 
 from kz_worker import extra_checks
 from kz_worker.options import parse_run_request
@@ -85,11 +89,15 @@ def module_from(source: str):
     """The task as the worker loads it (loader.load_task from a file): a loader.Task,
     whose size constants live in its module namespace (the H200 corpus run of
     2026-11-29 found the check skipped because it looked at the Task object instead)."""
+    import os
     import tempfile
     from kz_worker import loader
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(source)
-    return loader.load_task(f.name)
+    try:
+        return loader.load_task(f.name)
+    finally:
+        os.unlink(f.name)
 
 
 class HardCoded(torch.nn.Module):
@@ -116,12 +124,243 @@ def test_general_kernel_passes_perturbed_sizes():
     assert failure is None and entry["pass"] is True
 
 
-def test_perturbed_sizes_skipped_when_the_task_does_not_allow_them():
+def test_a_refused_constant_is_left_and_the_others_still_move():
     strict = TASK_SOURCE.replace("return torch.relu(x)", "assert x.shape[1] % 8 == 0\n        return torch.relu(x)")
-    entry, failure = extra_checks.perturbed_sizes(module_from(strict), Relu, CPU, OPTIONS)
-    assert failure is None and entry["ran"] is False and "does not accept" in entry["reason"]
+    task = module_from(strict)
+    entry, failure = extra_checks.perturbed_sizes(task, Relu, CPU, OPTIONS)
+    assert failure is None and entry["ran"] and entry["pass"]
+    assert entry["sizes"] == {"batch": 13} and list(entry["refused"]) == ["dim"]
+    assert "dim: 1024 -> 1021" in entry["partial"]
+    assert task.namespace["dim"] == 1024
+
+
+def test_every_nudge_refused_means_not_run_with_the_reason():
+    strict = TASK_SOURCE.replace("return torch.relu(x)", "assert x.numel() % 8 == 0\n        return torch.relu(x)")
+    task = module_from(strict.replace("batch, dim = 16, 1024", "batch, dim = 1, 1024"))
+    entry, failure = extra_checks.perturbed_sizes(task, Relu, CPU, OPTIONS)
+    assert failure is None and entry["ran"] is False
+    assert entry["reason"].startswith("the reference refused {dim: 1024 -> 1021}")
+    assert "AssertionError" in entry["reason"] and task.namespace["dim"] == 1024
 
 
 def test_no_size_constants_means_not_run():
     entry, failure = extra_checks.perturbed_sizes(PositiveTask, Relu, CPU, OPTIONS)
-    assert failure is None and entry["ran"] is False
+    assert failure is None and entry == {"check": "perturbed_sizes", "ran": False,
+                                         "reason": extra_checks.NO_SIZES}
+
+
+# --- perturbed sizes on tasks whose sizes have other names --------------------------
+# The honest candidate of each task is its own Model class; the baked ones derive from it.
+
+def baked(model_class, *shapes):
+    """A candidate equal to `model_class` on inputs of exactly `shapes`, wrong otherwise
+    (as a kernel with those numbers compiled in would be)."""
+    class Baked(model_class):
+        def forward(self, *inputs):
+            out = super().forward(*inputs)
+            if tuple(tuple(x.shape) for x in inputs) != shapes:
+                out = out + 1.0
+            return out
+    return Baked
+
+
+MATMUL = '''
+import torch
+M, K, N = 250, 203, 136
+class Model(torch.nn.Module):
+    forward = lambda self, a, b: a @ b
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_m_k_n_are_moved_and_a_baked_matmul_fails():
+    task = module_from(MATMUL)
+    entry, failure = extra_checks.perturbed_sizes(
+        task, baked(task.model, (250, 203), (203, 136)), CPU, OPTIONS)
+    assert entry["ran"] and not entry["pass"] and "correctness.perturbed_sizes" in failure
+    assert entry["sizes"] == {"M": 247, "K": 201, "N": 133}
+    assert entry["from"] == {"M": 250, "K": 203, "N": 136}
+    assert (task.namespace["M"], task.namespace["K"], task.namespace["N"]) == (250, 203, 136)
+    entry, failure = extra_checks.perturbed_sizes(task, task.model, CPU, OPTIONS)
+    assert failure is None and entry["pass"]
+
+
+IRREGULAR = '''
+import torch
+batch_size, dim = 12, 8205
+class Model(torch.nn.Module):
+    forward = lambda self, x: torch.tanh(x)
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_irregular_sizes_move_too():
+    task = module_from(IRREGULAR)
+    entry, failure = extra_checks.perturbed_sizes(task, baked(task.model, (12, 8205)), CPU, OPTIONS)
+    assert entry["sizes"] == {"batch_size": 9, "dim": 8203} and "perturbed sizes" in failure
+    assert extra_checks.perturbed_sizes(task, task.model, CPU, OPTIONS)[1] is None
+
+
+AXIS = '''
+import torch
+batch_size, features, dim = 24, 100, 1
+class Model(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+    def forward(self, x):
+        return torch.softmax(x, self.dim)
+def get_inputs():
+    return [torch.randn(batch_size, features)]
+def get_init_inputs():
+    return [dim]
+'''
+
+
+def test_an_axis_constant_is_not_moved():
+    task = module_from(AXIS)
+    assert extra_checks.size_constants.candidates(task, task.namespace) == {
+        "batch_size": 24, "features": 100}
+    entry, failure = extra_checks.perturbed_sizes(task, task.model, CPU, OPTIONS)
+    assert failure is None and entry["sizes"] == {"batch_size": 21, "features": 97}
+    assert task.namespace["dim"] == 1
+
+
+LINEAR = '''
+import torch
+batch_size, in_features, out_features = 40, 120, 72
+class Model(torch.nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.fc = torch.nn.Linear(in_features, out_features)
+    def forward(self, x):
+        return self.fc(x)
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+def get_init_inputs():
+    return [in_features, out_features]
+'''
+
+
+def test_init_input_sizes_move_and_baked_parameters_fail():
+    task = module_from(LINEAR)
+
+    class BakedLinear(task.model):
+        """Ignores the init inputs: its weights have the task's shape, whatever it is given."""
+
+        def __init__(self, in_features, out_features):
+            super().__init__(120, 72)
+    entry, failure = extra_checks.perturbed_sizes(task, BakedLinear, CPU, OPTIONS)
+    assert entry["sizes"] == {"batch_size": 37, "in_features": 117, "out_features": 69}
+    assert not entry["pass"] and "parameters do not correspond" in failure
+    entry, failure = extra_checks.perturbed_sizes(task, task.model, CPU, OPTIONS)
+    assert failure is None and entry["pass"]
+
+
+HELPER = '''
+import torch
+import functools
+rows, cols, width, unused, flag = 48, 300, 64, 4096, True
+def _shape():
+    return (rows, _cols())
+@functools.lru_cache
+def _cols():
+    return cols
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return x.sum(1) + y.sum()
+def get_inputs():
+    make = lambda: [torch.randn(*_shape())]
+    return make() + [torch.randn(n) for n in (width,) if flag]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_constants_behind_helpers_lambdas_and_comprehensions_are_found_and_moved():
+    task = module_from(HELPER)
+    assert extra_checks.size_constants.candidates(task, task.namespace) == {
+        "rows": 48, "cols": 300, "width": 64}
+    entry, failure = extra_checks.perturbed_sizes(task, baked(task.model, (48, 300), (64,)),
+                                                  CPU, OPTIONS)
+    assert entry["sizes"] == {"rows": 45, "cols": 297, "width": 61} and failure
+
+
+GROUPED = '''
+import torch
+batch_size, in_channels, out_channels, groups, kernel_size, height, width = 8, 16, 32, 8, 3, 20, 20
+class Model(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, groups):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(in_channels, out_channels, kernel_size, groups=groups)
+    def forward(self, x):
+        return self.conv(x)
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, groups]
+'''
+
+
+def test_a_constrained_constant_does_not_disable_the_check():
+    task = module_from(GROUPED)
+    entry, failure = extra_checks.perturbed_sizes(task, baked(task.model, (8, 16, 20, 20)),
+                                                  CPU, OPTIONS)
+    assert entry["sizes"] == {"batch_size": 5, "height": 17, "width": 17}
+    assert set(entry["refused"]) == {"in_channels", "out_channels", "groups"}
+    assert "not moved" in entry["partial"] and "kernel_size" not in entry["partial"]
+    assert not entry["pass"] and failure
+    assert task.namespace["groups"] == 8 and task.namespace["in_channels"] == 16
+    assert extra_checks.perturbed_sizes(task, task.model, CPU, OPTIONS)[1] is None
+
+
+def test_namespace_is_restored_when_the_candidate_raises():
+    task = module_from(IRREGULAR)
+
+    class Raising(task.model):
+        def forward(self, x):
+            if x.shape[1] != 8205:
+                raise ValueError("only 8205 columns")
+            return super().forward(x)
+    with pytest.raises(Failure):
+        extra_checks.perturbed_sizes(task, Raising, CPU, OPTIONS)
+    assert (task.namespace["batch_size"], task.namespace["dim"]) == (12, 8205)
+
+
+def test_a_candidate_constructor_refusing_the_new_sizes_fails():
+    task = module_from(LINEAR)
+
+    class RefusingConstructor(task.model):
+        def __init__(self, in_features, out_features):
+            assert in_features == 120, "baked"
+            super().__init__(in_features, out_features)
+    entry, failure = extra_checks.perturbed_sizes(task, RefusingConstructor, CPU, OPTIONS)
+    assert not entry["pass"] and "ModelNew(*get_init_inputs()) raised AssertionError" in failure
+
+
+def test_nudge_rule_moves_every_value_down_to_an_odd_value():
+    nudge = extra_checks.size_constants.nudge
+    assert [nudge(v) for v in (8, 9, 16, 1024, 8205, 4096)] == [5, 7, 13, 1021, 8203, 4093]
+    for v in range(extra_checks.size_constants.MIN_SIZE, 5000):
+        assert v - 3 <= nudge(v) <= v - 2 and nudge(v) % 2 == 1 and nudge(v) >= 5
+
+
+def test_bools_enums_and_small_ints_are_not_sizes():
+    import enum
+    is_size = extra_checks.size_constants.is_size
+    assert not is_size(True) and not is_size(7) and not is_size(enum.IntEnum("E", "A B")(2))
+    assert is_size(8) and is_size(8205)
+
+
+def test_the_stage_lists_a_check_that_did_not_run_after_an_earlier_failure():
+    task = module_from(TASK_SOURCE.replace("torch.randn(batch, dim)", "torch.rand(batch, dim)"))
+    data, failure = extra_checks.run(task, Relu(), Identity(), CPU, OPTIONS)
+    assert "signed inputs" in failure
+    assert data["checks"][1] == {"check": "perturbed_sizes", "ran": False,
+                                 "reason": "signed_inputs failed first"}

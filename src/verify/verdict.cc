@@ -72,6 +72,37 @@ std::string WhyNotChecked(const json& st, const std::string& stage, bool on_gpu,
     why = st[stage]["reason"].get<std::string>();
   return stage + ": " + why;
 }
+
+// One not_checked line per extra check (docs/verdict.md, stages.extra_checks) that did
+// not run ("<check>: <reason>") or ran on part of what it meant to check
+// ("<check>: <partial>"). Without the stage, one line saying why it is absent, unless
+// integrity is off (that has its own line).
+void ExtraChecksNotChecked(const json& v, const std::string& corr, json& nc) {
+  const json& st = v["stages"];
+  if (!st.contains("extra_checks") || !st["extra_checks"].is_object()) {
+    if (v.value("policy", "") == "none") return;
+    nc.push_back(corr == "pass"   ? "extra_checks: did not complete (" + v.value("status", "") + ")"
+                 : corr == "fail" ? std::string("extra_checks: correctness did not pass")
+                 : corr.empty()   ? std::string("extra_checks: correctness did not run")
+                                  : std::string("extra_checks: correctness did not complete"));
+    return;
+  }
+  const json& checks = st["extra_checks"].value("checks", json::array());
+  if (!checks.is_array()) return;
+  for (const auto& c : checks) {
+    if (!c.is_object() || !c.value("check", json()).is_string()) continue;
+    std::string name = c["check"].get<std::string>();
+    auto text = [&](const char* key) {
+      return c.value(key, json()).is_string() ? c[key].get<std::string>() : std::string();
+    };
+    if (c.value("ran", json()).is_boolean() && !c["ran"].get<bool>()) {
+      std::string why = text("reason");
+      nc.push_back(name + ": " + (why.empty() ? "did not run" : why));
+    } else if (!text("partial").empty()) {
+      nc.push_back(name + ": " + text("partial"));
+    }
+  }
+}
 }  // namespace
 
 void ApplyRunReply(json& v, const worker::WorkerReply& reply) {
@@ -128,6 +159,7 @@ void FinishChecks(json& v, bool on_gpu) {
   c["trace"] = trace == "pass" || trace == "reject";
   if (!c["trace"].get<bool>()) nc.push_back(WhyNotChecked(st, "trace", on_gpu, corr));
   if (!c["timing"].get<bool>()) nc.push_back(WhyNotChecked(st, "timing", on_gpu, corr));
+  ExtraChecksNotChecked(v, corr, nc);
   json flags = json::array();
   if (st.contains("extra_checks") && st["extra_checks"].value("weak_task", json()).is_string())
     flags.push_back("weak_task: " + st["extra_checks"]["weak_task"].get<std::string>());

@@ -104,6 +104,9 @@ TEST(Verdict, TraceNotCheckedSaysWhy) {
   v["stages"]["correctness"] = {{"status", "pass"}};
   v["stages"]["trace"] = {{"status", "skipped"}, {"reason", "no CUPTI: libcupti.so.13: not found"}};
   v["stages"]["timing"] = {{"status", "ok"}};
+  v["stages"]["extra_checks"] = {{"status", "pass"},
+                                 {"checks", {{{"check", "signed_inputs"}, {"ran", true}, {"pass", true}},
+                                             {{"check", "perturbed_sizes"}, {"ran", true}, {"pass", true}}}}};
   FinishChecks(v, /*on_gpu=*/true);
   EXPECT_FALSE(v["checked"]["trace"].get<bool>());
   EXPECT_TRUE(v["checked"]["timing"].get<bool>());
@@ -119,6 +122,57 @@ TEST(Verdict, TraceNotCheckedSaysWhy) {
   failed["stages"]["correctness"] = {{"status", "fail"}};
   FinishChecks(failed, /*on_gpu=*/true);
   EXPECT_NE(failed["not_checked"].dump().find("trace: correctness did not pass"), std::string::npos);
+}
+
+TEST(Verdict, EveryExtraCheckThatDidNotRunIsNotChecked) {
+  json v = Fresh("triton");
+  v["policy"] = "strict";
+  v["stages"]["correctness"] = {{"status", "pass"}};
+  v["stages"]["extra_checks"] = {
+      {"status", "pass"},
+      {"checks",
+       {{{"check", "signed_inputs"}, {"ran", false}, {"reason", "get_inputs already draws negative values"}},
+        {{"check", "perturbed_sizes"},
+         {"ran", false},
+         {"reason", "no module-level size constant read by get_inputs/get_init_inputs"}}}}};
+  FinishChecks(v, /*on_gpu=*/true);
+  auto nc = v["not_checked"].dump();
+  EXPECT_NE(nc.find("signed_inputs: get_inputs already draws negative values"), std::string::npos);
+  EXPECT_NE(nc.find("perturbed_sizes: no module-level size constant read by get_inputs/get_init_inputs"),
+            std::string::npos);
+
+  json partial = Fresh("triton");
+  partial["stages"]["correctness"] = {{"status", "pass"}};
+  partial["stages"]["extra_checks"] = {
+      {"status", "pass"},
+      {"checks",
+       {{{"check", "signed_inputs"}, {"ran", true}, {"pass", true}},
+        {{"check", "perturbed_sizes"}, {"ran", true}, {"pass", true}, {"partial", "not moved: {groups: 8 -> 5}"}}}}};
+  FinishChecks(partial, /*on_gpu=*/true);
+  auto pnc = partial["not_checked"].dump();
+  EXPECT_NE(pnc.find("perturbed_sizes: not moved: {groups: 8 -> 5}"), std::string::npos);
+  EXPECT_EQ(pnc.find("signed_inputs"), std::string::npos);
+}
+
+TEST(Verdict, AbsentExtraChecksSayWhyUnlessIntegrityIsOff) {
+  json rejected = Fresh("cuda");
+  rejected["policy"] = "strict";
+  rejected["status"] = "rejected";
+  rejected["stages"]["correctness"] = {{"status", "pass"}};
+  FinishChecks(rejected, /*on_gpu=*/true);
+  EXPECT_NE(rejected["not_checked"].dump().find("extra_checks: did not complete (rejected)"),
+            std::string::npos);
+
+  json failed = Fresh("cuda");
+  failed["stages"]["correctness"] = {{"status", "fail"}};
+  FinishChecks(failed, /*on_gpu=*/true);
+  EXPECT_NE(failed["not_checked"].dump().find("extra_checks: correctness did not pass"), std::string::npos);
+
+  json off = Fresh("cuda");
+  off["policy"] = "none";
+  off["stages"]["correctness"] = {{"status", "pass"}};
+  FinishChecks(off, /*on_gpu=*/true);
+  EXPECT_EQ(off["not_checked"].dump().find("extra_checks:"), std::string::npos);
 }
 
 }  // namespace kz::verify
