@@ -1,7 +1,7 @@
 """KernelBench's own `eval_kernel_against_ref`, in one warm process, on a list of samples
 (bench/kernelbench/README.md). Run with KernelBench's `src` on PYTHONPATH (a fetched
 snapshot: never committed). The packages its utils import for LLM queries (dotenv, openai,
-litellm) and pydantic, where the GPU host lacks them, are replaced by inert stand-ins:
+litellm, tqdm, requests) and pydantic, where the GPU host lacks them, are replaced by inert stand-ins:
 evaluation never calls them. For each sample it also measures the reference's own peak GPU
 memory (inputs generated on the GPU, one forward) for the memory bound of issue 14.
 
@@ -21,12 +21,13 @@ import types
 
 def _stub_missing():
     """Inert stand-ins for modules KernelBench imports but never calls when evaluating."""
-    for name in ("dotenv", "openai", "litellm"):
+    for name in ("dotenv", "openai", "litellm", "tqdm", "requests"):
         if importlib.util.find_spec(name) is None:
             mod = types.ModuleType(name)
             mod.load_dotenv = lambda *a, **k: None
             mod.OpenAI = object
             mod.completion = None
+            mod.tqdm = lambda it=None, *a, **k: it
             sys.modules[name] = mod
     if importlib.util.find_spec("pydantic") is None:
         mod = types.ModuleType("pydantic")

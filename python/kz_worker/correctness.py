@@ -183,12 +183,17 @@ def run_trial(t: int, task, reference, candidate, device, options, earlier=(),
              "inputs_modified": changed is not None, "failure": failure,
              "_bytes": {"inputs": ref.nbytes, "outputs": inputs.nbytes(ref.output),
                         "reference_writes_inputs": ref.writes is not None}}
+    if t == 0:  # the weak-task flag from this output: no extra reference call later
+        from .extra_checks import weak_task
+        trial["_weak"] = weak_task(ref.output)
     return trial, tolerance(first.dtype, options), cand.output
 
 
-def run_trials(task, reference, candidate, device, options, tracer=None):
+def run_trials(task, reference, candidate, device, options, tracer=None, facts=None):
     """Run `options.trials` trials; return (stages.correctness object, Failure or None).
-    `tracer` (or None) traces each candidate call (`trace.Tracer.window`).
+    `tracer` (or None) traces each candidate call (`trace.Tracer.window`); `facts` (a
+    dict, or None) receives "weak_task" (extra_checks.weak_task of trial 0's reference
+    output). `bytes` of the stage: inputs and outputs of one call (trial 0).
 
     Status is "pass" when every trial passed, "fail" when one did not, and "error"
     (with the Failure returned) when a trial raised. `tolerance` is that of the first
@@ -208,6 +213,9 @@ def run_trials(task, reference, candidate, device, options, tracer=None):
         stage["tolerance"] = stage["tolerance"] or tol
         stage.setdefault("bytes", trial.pop("_bytes"))  # of trial 0: the memory plan's sizes
         trial.pop("_bytes", None)
+        if "_weak" in trial and facts is not None:
+            facts["weak_task"] = trial.pop("_weak")
+        trial.pop("_weak", None)
         stage["trials"].append(trial)
         stage["trials_run"] += 1
         stage["trials_passed"] += trial["pass"]

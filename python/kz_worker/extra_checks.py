@@ -28,7 +28,7 @@ import contextlib
 import torch
 
 from . import size_constants
-from .compare import compare_outputs, flatten
+from .compare import chunks, compare_outputs, flatten
 from .correctness import call_candidate, call_reference, clone, make_inputs, seed_all
 from .failure import Failure, describe, is_cuda_error
 from .params import match_parameters, mismatch_reason
@@ -46,15 +46,29 @@ def _floats(values) -> list:
     return [v for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()]
 
 
-def _signed(inputs: list, seed: int) -> list:
-    gen = torch.Generator().manual_seed(seed)
-    out = []
-    for v in inputs:
-        if isinstance(v, torch.Tensor) and v.is_floating_point():
-            signs = torch.randint(0, 2, v.shape, generator=gen).to(v.device, v.dtype) * 2 - 1
-            v = v * signs
-        out.append(v)
-    return out
+def _sign_in_place(v: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Multiply `v` by random signs drawn from `gen` (on v's device), piece by piece in
+    place when `v` is contiguous (no full-size temporary), else through one temporary."""
+    if not v.is_contiguous():
+        signs = torch.randint(0, 2, v.shape, generator=gen, device=v.device).to(v.dtype)
+        return v * (signs * 2 - 1)
+    for _, (piece,) in chunks([v]):
+        signs = torch.randint(0, 2, piece.shape, generator=gen, device=v.device).to(v.dtype)
+        piece.mul_(signs.mul_(2).sub_(1))
+    return v
+
+
+def _signed_inputs(task, seed: int, device) -> tuple[list, bool]:
+    """Inputs of `seed`, each floating tensor multiplied by random signs (seeded, on the
+    device), and whether get_inputs drew only non-negative floating values. Two calls
+    with one seed give identical sets (each side of a trial gets its own)."""
+    values = make_inputs(task, seed, device)
+    floats = _floats(values)
+    if not floats or any(t.numel() and bool(t.min() < 0) for t in floats):
+        return values, False
+    gen = torch.Generator(device=device).manual_seed(seed)
+    return [_sign_in_place(v, gen) if isinstance(v, torch.Tensor) and v.is_floating_point()
+            else v for v in values], True
 
 
 def _finite(output) -> bool:
@@ -63,22 +77,24 @@ def _finite(output) -> bool:
 
 
 def signed_inputs(task, reference, candidate, device, options) -> tuple[dict, str | None]:
-    """Run the signed-input trials; return (check entry, failure message or None)."""
-    base = make_inputs(task, options.seed, device)
-    floats = _floats(base)
-    if not floats or any(bool((t < 0).any()) for t in floats):
-        return _not_run("signed_inputs", "get_inputs already draws negative values"
-                        if floats else "no floating inputs"), None
+    """Run the signed-input trials; return (check entry, failure message or None). Each
+    side gets its own signed set of the trial's seed; one set is alive at a time besides
+    the outputs (the memory plan, docs/memory.md)."""
     for k in range(SIGNED_TRIALS):
         seed = options.seed + 1000 + k
-        inputs = _signed(make_inputs(task, seed, device), seed)
+        inputs, only_positive = _signed_inputs(task, seed, device)
+        if not only_positive:
+            return _not_run("signed_inputs", "get_inputs already draws negative values"
+                            if _floats(inputs) else "no floating inputs"), None
         seed_all(seed)
-        ref = call_reference(reference, clone(inputs), device)
+        ref = call_reference(reference, inputs, device)
+        del inputs
         if not _finite(ref):
             return _not_run("signed_inputs", "the reference is not finite on signed inputs"), None
         seed_all(seed)
-        out = call_candidate(candidate, clone(inputs), device)
+        out = call_candidate(candidate, _signed_inputs(task, seed, device)[0], device)
         _, failure = compare_outputs(k, ref, out, options)
+        del out
         if failure:
             return ({"check": "signed_inputs", "ran": True, "pass": False},
                     "correctness.signed_inputs: signed inputs (get_inputs draws only "
@@ -197,23 +213,27 @@ def perturbed_sizes(task, model_class, device, options) -> tuple[dict, str | Non
 
 
 def weak_task(reference_output) -> str | None:
-    """Why the reference output is too weak to judge by, or None."""
-    tensors = [t.detach().double() for t in flatten(reference_output)
+    """Why the reference output is too weak to judge by, or None. Reductions only (no
+    copy of the output: the memory plan)."""
+    tensors = [t.detach() for t in flatten(reference_output)
                if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1]
     for i, t in enumerate(tensors):
-        scale = float(t.abs().max())
+        low, high = (float(v) for v in torch.aminmax(t))
+        scale = max(abs(low), abs(high))
         if scale < 1e-6:
             return f"reference output {i} is near zero (max |x| = {scale:.3g})"
-        if float(t.max() - t.min()) <= 1e-6 * scale:
-            return f"reference output {i} is near-constant ({float(t.mean()):.6g})"
+        if high - low <= 1e-6 * scale:
+            return f"reference output {i} is near-constant ({float(t.mean(dtype=torch.float64)):.6g})"
     return None
 
 
-def run(task, reference, candidate, device, options) -> tuple[dict, str | None]:
-    """The `extra_checks` stage object and the first failure message (or None)."""
-    seed_all(options.seed)
-    ref0 = call_reference(reference, make_inputs(task, options.seed, device), device)
-    weak = weak_task(ref0)
+def run(task, reference, candidate, device, options, weak=False) -> tuple[dict, str | None]:
+    """The `extra_checks` stage object and the first failure message (or None). `weak`:
+    the weak-task flag already taken from trial 0's reference output (None: not weak),
+    else (False) the reference runs once more on trial 0's inputs to take it."""
+    if weak is False:
+        seed_all(options.seed)
+        weak = weak_task(call_reference(reference, make_inputs(task, options.seed, device), device))
     entry, failure = signed_inputs(task, reference, candidate, device, options)
     checks = [entry]
     if failure is None:

@@ -89,8 +89,9 @@ class _Run:
         self.stage("parameters", data)
         if data["status"] == "mismatch":
             raise Failure("incorrect", None, params.mismatch_reason(data))
+        self.facts = {}
         data, failure = correctness.run_trials(task, reference, candidate, self.device,
-                                               self.options, self.tracer)
+                                               self.options, self.tracer, self.facts)
         self.stage("correctness", data)
         if failure is not None:
             raise failure
@@ -109,7 +110,8 @@ class _Run:
         """Stages `trace` and `extra_checks` (skipped with options.integrity off)."""
         self.trace_stage(task, reference, candidate)
         data, failure_message = extra_checks.run(task, reference, candidate, self.device,
-                                                 self.options)
+                                                 self.options,
+                                                 self.facts.get("weak_task", False))
         self.stage("extra_checks", data)
         if failure_message:
             raise Failure("incorrect", None, failure_message)

@@ -364,3 +364,24 @@ def test_the_stage_lists_a_check_that_did_not_run_after_an_earlier_failure():
     assert "signed inputs" in failure
     assert data["checks"][1] == {"check": "perturbed_sizes", "ran": False,
                                  "reason": "signed_inputs failed first"}
+
+
+def test_signed_inputs_are_reproducible_mixed_and_cover_non_contiguous_inputs():
+    from kz_worker.extra_checks import _signed_inputs
+    from kz_worker.loader import Task
+    task = Task(model=None, get_init_inputs=list,
+                get_inputs=lambda: [torch.rand(64, 33) + 0.1, torch.rand(33, 64).t() + 0.1, 3])
+    a, positive = _signed_inputs(task, 5, torch.device("cpu"))
+    b, _ = _signed_inputs(task, 5, torch.device("cpu"))
+    assert positive and a[2] == 3
+    for x, y in zip(a[:2], b[:2]):
+        assert torch.equal(x, y) and bool((x < 0).any()) and bool((x > 0).any())
+    negative = Task(model=None, get_init_inputs=list, get_inputs=lambda: [torch.randn(8)])
+    assert _signed_inputs(negative, 5, torch.device("cpu"))[1] is False
+
+
+def test_weak_task_flags_without_copying_the_output():
+    from kz_worker.extra_checks import weak_task
+    assert weak_task(torch.zeros(10)).startswith("reference output 0 is near zero")
+    assert "near-constant" in weak_task(torch.full((10,), 3.0))
+    assert weak_task((torch.randn(10), 2)) is None
