@@ -132,6 +132,7 @@ void ApplyRunReply(json& v, const worker::WorkerReply& reply) {
   if (r.contains("stages") && r["stages"].is_object())
     for (auto& [k, s] : r["stages"].items()) v["stages"][k] = s;
   if (r.contains("device")) v["device"] = r["device"];
+  if (r.contains("profile") && r["profile"].is_object()) v["profile"] = r["profile"];  // docs/memory.md
 }
 
 void FinishChecks(json& v, bool on_gpu) {
@@ -169,6 +170,8 @@ void FinishChecks(json& v, bool on_gpu) {
                  "timed recheck or host cross-check");
   if (!on_gpu && !cuda && c["ran"].get<bool>())
     nc.push_back("gpu execution: the Triton kernel ran under TRITON_INTERPRET=1 on the CPU");
+  if (v.value("self_check", false))
+    nc.push_back("screen: self-check (the reference is its own candidate)");
 }
 
 }  // namespace kz::verify
