@@ -18,7 +18,7 @@ import time
 from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
 
-OPS = ("extract", "build", "run", "screen", "baseline")
+OPS = ("extract", "build", "run", "screen", "baseline", "task_check")
 
 
 def _protocol_error(message: str) -> dict:
@@ -53,6 +53,9 @@ def handle(request: dict, channel: Channel) -> dict:
         if op == "baseline":
             from .baseline import baseline_op
             return baseline_op(request, channel)
+        if op == "task_check":
+            from .task_check import task_check_op
+            return task_check_op(request, channel)
         from .run import run_op
         return run_op(request, channel)
     except ProtocolError as exc:

@@ -8,6 +8,7 @@
 #include "cli/exec_serve.h"
 #include "cli/exec_sibling.h"
 #include "cli/screen_command.h"
+#include "cli/task_command.h"
 #include "cli/verify_command.h"
 #include "util/log.h"
 #include "verify/status.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   auto verify = kz::cli::AddVerifyCommand(app, argv[0]);
   auto screen = kz::cli::AddScreenCommand(app, argv[0]);
   auto bench = kz::cli::AddBenchCommand(app, argv[0]);
+  auto task = kz::cli::AddTaskCommand(app, argv[0]);
   // `kz serve` runs the separate kz-serve executable (it links the HTTP and SQLite
   // libraries that kz itself must not need); listed here for --help only.
   app.add_subcommand("serve", "Serve the verifier over HTTP (docs/api.md); `kz serve --help`")
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("screen")) return screen->Run();
     if (bench->Parsed()) return bench->Run();
+    if (task->Parsed()) return task->Run();
     return verify->Run();
   } catch (const std::exception& e) {
     std::cerr << "kz: internal error: " << e.what() << "\n";
