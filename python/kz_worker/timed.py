@@ -96,8 +96,7 @@ def _pools(task, device, options, plan):
     pool = input_pool(task, options.seed, device, plan.pool_size)
     if plan.shared_pool:
         return pool, pool
-    ref_pool = [clone(inputs) for inputs in pool]
-    return ref_pool, [clone(inputs) for inputs in pool]
+    return pool, [clone(inputs) for inputs in pool]  # the reference keeps the originals
 
 
 def measure(timing, task, reference, candidate, device, options, plan=None) -> dict:

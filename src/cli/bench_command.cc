@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "bench/baseline_run.h"
+#include "bench/selfcheck.h"
 #include "bench/runner.h"
 #include "verify/status.h"
 
@@ -42,6 +43,7 @@ class BenchCommandImpl : public BenchCommand {
     r->add_option("--out", report_out_, "Output directory of a kz bench run")->required();
     r->add_option("--baseline", report_baseline_, "torch.compile baseline (default: the run's --baseline)");
     AddBaseline(c);
+    AddSelfCheck(c);
     cmd_ = c;
     report_ = r;
   }
@@ -70,11 +72,31 @@ class BenchCommandImpl : public BenchCommand {
     baseline_ = b;
   }
 
+  void AddSelfCheck(CLI::App* c) {
+    auto* s = c->add_subcommand("selfcheck",
+                                "Verify each task's reference against itself: which tasks kz can judge here, "
+                                "their footprint, wall time and peak GPU memory (resumable)");
+    s->add_option("--suite", sc_.suite_dir, "Suite directory (level1/, level2/, ... of task files)")->required();
+    s->add_option("--out", sc_.out_dir, "Output directory: selfcheck.jsonl, selfcheck.md")->required();
+    s->add_option("--level", sc_.levels, "Only these levels (repeatable)");
+    s->add_option("--task", sc_.task_ids, "Only these task ids, like L1_19 (repeatable)");
+    s->add_option("--timeout", sc_.verify.timeout_s, "Wall-time limit of one task's run, seconds (default 300)")
+        ->check(CLI::PositiveNumber);
+    s->add_option("--device", sc_.verify.device, "GPU index (default: the first GPU)");
+    s->add_flag("--cpu", sc_.verify.cpu_only, "Run on the CPU, even if a GPU is present");
+    selfcheck_ = s;
+  }
+
   bool Parsed() const override { return cmd_->parsed(); }
 
   int Run() override {
     if (report_->parsed()) return bench::RecomputeReport(report_out_, report_baseline_);
     if (baseline_->parsed()) return bench::RunBaselines(b_, worker::LocateWorker(argv0_));
+    if (selfcheck_->parsed()) {
+      if (sc_.verify.cache_dir.empty()) sc_.verify.cache_dir = verify::DefaultCacheDir();
+      sc_.use_gpu = !sc_.verify.cpu_only;
+      return bench::RunSelfCheck(sc_, worker::LocateWorker(argv0_));
+    }
     if (o_.suite_dir.empty() || o_.generations.empty() || o_.out_dir.empty()) {
       std::cerr << "kz bench: --suite, --generations and --out are required\n";
       return verify::kExitUsage;
@@ -96,6 +118,8 @@ class BenchCommandImpl : public BenchCommand {
   CLI::App* cmd_ = nullptr;
   CLI::App* report_ = nullptr;
   CLI::App* baseline_ = nullptr;
+  CLI::App* selfcheck_ = nullptr;
+  bench::SelfCheckOptions sc_;
   CLI::Option* trials_ = nullptr;
   CLI::Option* policy_ = nullptr;
   std::vector<const CLI::Option*> local_only_;

@@ -1,0 +1,154 @@
+#include "bench/selfcheck.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "bench/progress.h"
+#include "bench/suite.h"
+#include "bench/verdict_log.h"
+#include "util/fs.h"
+#include "util/hash.h"
+#include "verify/device.h"
+#include "verify/status.h"
+#include "verify/verifier.h"
+
+namespace kz::bench {
+using nlohmann::json;
+
+namespace {
+int Usage(const std::string& msg) {
+  std::cerr << "kz bench selfcheck: " << msg << "\n";
+  return verify::kExitUsage;
+}
+
+// The largest peak_gpu_bytes over the verdict's profile stages, or null.
+json PeakGpu(const json& verdict) {
+  const json* stages = verdict.contains("profile") && verdict["profile"].is_object() &&
+                               verdict["profile"].contains("stages")
+                           ? &verdict["profile"]["stages"]
+                           : nullptr;
+  if (!stages || !stages->is_object()) return nullptr;
+  json best = nullptr;
+  for (const auto& [name, s] : stages->items())
+    if (s.is_object() && s.contains("peak_gpu_bytes") && s["peak_gpu_bytes"].is_number_unsigned() &&
+        (best.is_null() || s["peak_gpu_bytes"].get<uint64_t>() > best.get<uint64_t>()))
+      best = s["peak_gpu_bytes"];
+  return best;
+}
+
+std::string Mib(const json& bytes) {
+  if (!bytes.is_number()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", bytes.get<double>() / double(1ull << 20));
+  return buf;
+}
+
+std::vector<const SuiteTask*> Selected(const Suite& suite, const SelfCheckOptions& o) {
+  std::vector<const SuiteTask*> out;
+  for (const auto& [id, t] : suite.tasks) {
+    bool level_ok = o.levels.empty() || std::count(o.levels.begin(), o.levels.end(), t.level);
+    bool task_ok = o.task_ids.empty() || std::count(o.task_ids.begin(), o.task_ids.end(), id);
+    if (level_ok && task_ok) out.push_back(&t);
+  }
+  std::sort(out.begin(), out.end(), [](const SuiteTask* a, const SuiteTask* b) {
+    return std::tie(a->level, a->problem) < std::tie(b->level, b->problem);
+  });
+  return out;
+}
+}  // namespace
+
+json SelfCheckRecord(const std::string& task_id, const std::string& task_xxh, const json& verdict) {
+  json bytes = nullptr;
+  const json& st = verdict.value("stages", json::object());
+  if (st.contains("correctness") && st["correctness"].is_object() && st["correctness"].contains("bytes"))
+    bytes = st["correctness"]["bytes"];
+  json timing = st.contains("timing") && st["timing"].is_object() ? st["timing"] : json::object();
+  return {{"task", task_id},
+          {"sample", 0},
+          {"code_xxh", task_xxh},
+          {"status", verdict.value("status", "")},
+          {"reason", verdict.value("reason", "")},
+          {"bytes", bytes},
+          {"seconds", verdict.value("seconds", json(nullptr))},
+          {"peak_gpu_bytes", PeakGpu(verdict)},
+          {"reference_median_us", timing.contains("reference") && timing["reference"].is_object()
+                                      ? timing["reference"].value("median_us", json(nullptr))
+                                      : json(nullptr)},
+          {"device", verdict.value("device", json::object()).value("name", "cpu")},
+          {"not_checked", verdict.value("not_checked", json::array())}};
+}
+
+std::string SelfCheckTable(const std::vector<json>& records) {
+  std::string out =
+      "| task | status | inputs MiB | outputs MiB | wall s | peak GPU MiB | reference µs | reason |\n"
+      "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : records) {
+    const json& b = r.value("bytes", json());
+    char secs[32] = "-";
+    if (r.value("seconds", json()).is_number()) std::snprintf(secs, sizeof secs, "%.1f", r["seconds"].get<double>());
+    char ref[32] = "-";
+    if (r.value("reference_median_us", json()).is_number())
+      std::snprintf(ref, sizeof ref, "%.1f", r["reference_median_us"].get<double>());
+    std::string reason = r.value("reason", "");
+    if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
+    std::replace(reason.begin(), reason.end(), '|', '/');
+    out += "| " + r.value("task", "") + " | " + r.value("status", "") + " | " +
+           Mib(b.is_object() ? b.value("inputs", json()) : json()) + " | " +
+           Mib(b.is_object() ? b.value("outputs", json()) : json()) + " | " + secs + " | " +
+           Mib(r.value("peak_gpu_bytes", json())) + " | " + ref + " | " + reason + " |\n";
+  }
+  return out;
+}
+
+int RunSelfCheck(const SelfCheckOptions& o, const worker::WorkerConfig& worker) {
+  Suite suite;
+  std::string err;
+  if (!ReadSuite(o.suite_dir, &suite, &err)) return Usage(err);
+  auto tasks = Selected(suite, o);
+  if (tasks.empty()) return Usage("no task selected");
+  if (!util::MakeDirs(o.out_dir, &err)) return Usage(err);
+  const std::string log_path = o.out_dir + "/selfcheck.jsonl";
+  LoadedLog done = LoadVerdictLog(log_path);
+  VerdictLog log;
+  if (!log.Open(log_path, &err)) {
+    std::cerr << "kz bench selfcheck: " << err << "\n";
+    return verify::kExitInternal;
+  }
+  auto gpus = o.use_gpu ? verify::DetectGpus() : std::vector<verify::Gpu>{};
+  verify::Verifier verifier(worker, o.verify, gpus);
+  std::vector<json> records;
+  size_t resumed = 0;
+  Progress progress("kz bench selfcheck", "tasks", tasks.size());
+  for (const SuiteTask* t : tasks) {
+    std::string text;
+    std::string xxh = util::ReadFile(t->path, &text, &err) ? util::Hash128Hex(text) : "unreadable";
+    auto it = done.records.find(ResumeKey(t->id, 0, xxh));
+    if (it != done.records.end()) {
+      records.push_back(it->second);
+      ++resumed;
+      progress.Step(t->id + ": " + it->second.value("status", "") + " (resumed)");
+      continue;
+    }
+    verify::Sample sample{t->path, t->path, "", std::nullopt, t->id};
+    sample.self_check = true;
+    json verdict = verifier.VerifyAll({sample}).front();
+    records.push_back(SelfCheckRecord(t->id, xxh, verdict));
+    if (!log.Append(records.back(), &err)) {
+      std::cerr << "kz bench selfcheck: " << err << "\n";
+      return verify::kExitInternal;
+    }
+    progress.Step(t->id + ": " + records.back().value("status", ""));
+  }
+  if (!util::WriteFileAtomic(o.out_dir + "/selfcheck.md", SelfCheckTable(records), &err)) {
+    std::cerr << "kz bench selfcheck: " << err << "\n";
+    return verify::kExitInternal;
+  }
+  size_t correct = std::count_if(records.begin(), records.end(),
+                                 [](const json& r) { return r.value("status", "") == "correct"; });
+  std::cerr << "kz bench selfcheck: " << records.size() << " tasks (" << resumed << " resumed): "
+            << correct << " correct; " << o.out_dir << "/selfcheck.md\n";
+  return 0;
+}
+
+}  // namespace kz::bench
