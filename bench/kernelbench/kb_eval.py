@@ -7,7 +7,8 @@ memory (inputs generated on the GPU, one forward) for the memory bound of issue 
 
 Usage: kb_eval.py SAMPLES.jsonl OUT.jsonl [--trials 5] [--perf-trials 10]
 A sample line: {"id", "task", "candidate", "backend"}; an output line per sample: id, wall
-seconds, compiled, correctness, runtime (µs), ref_runtime, ref_peak_bytes, error. Resumable:
+seconds, compiled, correctness, runtime_ms and ref_runtime_ms (KernelBench's mean of
+CUDA-event times; its field comment says µs, its timing code gives ms), ref_peak_bytes, error. Resumable:
 ids already in OUT are skipped.
 """
 import argparse
@@ -93,7 +94,7 @@ def main():
                     num_perf_trials=args.perf_trials, measure_performance=True,
                     backend=s.get("backend", "triton"), device=0)
                 row.update(compiled=bool(r.compiled), correctness=bool(r.correctness),
-                           runtime_us=r.runtime, ref_runtime_us=r.ref_runtime,
+                           runtime_ms=r.runtime, ref_runtime_ms=r.ref_runtime,
                            metadata={k: str(v)[:300] for k, v in (r.metadata or {}).items()})
             except Exception as exc:  # noqa: BLE001 - KernelBench's own failure, recorded
                 row["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
