@@ -32,8 +32,12 @@ int main(int argc, char** argv) {
   app.add_subcommand("worker", "Verify jobs from a Redis queue (docs/queue.md); `kz worker --help`")
       ->allow_extras()
       ->prefix_command();
+  app.add_subcommand("generate", "Sample kernels from an OpenAI-compatible model (docs/generate.md); `kz generate --help`")
+      ->allow_extras()
+      ->prefix_command();
   if (kz::cli::IsServeInvocation(argc, argv)) return kz::cli::ExecServe(argc, argv);
   if (kz::cli::IsInvocationOf(argc, argv, "worker")) return kz::cli::ExecSibling(argc, argv, "kz-worker");
+  if (kz::cli::IsInvocationOf(argc, argv, "generate")) return kz::cli::ExecSibling(argc, argv, "kz-generate");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

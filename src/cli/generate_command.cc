@@ -1,0 +1,103 @@
+#include "cli/generate_command.h"
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "generate/generator.h"
+#include "generate/openai_endpoint.h"
+#include "generate/prompt.h"
+#include "generate/replay_endpoint.h"
+#include "verify/status.h"
+
+namespace kz::cli {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+extern "C" void OnSigint(int) { g_cancel = true; }
+
+class GenerateCommandImpl : public GenerateCommand {
+ public:
+  GenerateCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
+    auto* c = app.add_subcommand("generate", "Sample kernels from an OpenAI-compatible model for a suite");
+    c->add_option("--suite", o_.suite_dir, "Suite directory (level1/, level2/, ... of task files)")->required();
+    c->add_option("--out", o_.out_dir, "Run directory: generations.jsonl, KernelBench-layout files")->required();
+    c->add_option("--model", o_.model, "Model name sent to the endpoint")->required();
+    c->add_option("--endpoint", opt_.base_url, "Base URL, e.g. http://127.0.0.1:8080/v1 (not needed with --replay)");
+    c->add_option("--backend", o_.backend, "cuda (load_inline) or triton")->check(CLI::IsMember({"cuda", "triton"}));
+    c->add_option("-n,--samples", o_.samples, "Samples per task (default 1)")->check(CLI::Range(1, 100000));
+    c->add_option("--concurrency", o_.concurrency, "Requests in flight at most (default 4)")->check(CLI::Range(1, 1024));
+    c->add_option("--temperature", temperature_, "Sampling temperature (default: the server's)");
+    c->add_option("--top-p", top_p_, "Nucleus sampling (default: the server's)");
+    c->add_option("--max-tokens", max_tokens_, "Completion tokens at most per sample")->check(CLI::PositiveNumber);
+    c->add_option("--seed", seed_, "Seed; sample S is sent seed + S (default: none sent)");
+    c->add_option("--stop", o_.sampling.stop, "Stop sequence (repeatable)");
+    c->add_option("--api", api_, "chat (default) or completions")->check(CLI::IsMember({"chat", "completions"}));
+    c->add_option("--api-key-env", opt_.api_key_env, "Environment variable holding the API key (default OPENAI_API_KEY)");
+    c->add_option("--prompt", prompt_file_, "Prompt template file (default: prompts/ for the backend)");
+    c->add_option("--task", o_.task_ids, "Only these task ids, like L1_19 (repeatable)");
+    c->add_option("--deadline", o_.deadline_s, "Seconds per request, retries included (default 600)")->check(CLI::PositiveNumber);
+    c->add_option("--max-response-mib", max_mib_, "Largest reply body accepted, MiB (default 8)")->check(CLI::PositiveNumber);
+    c->add_option("--retries", retries_, "Retries per request on 429, 5xx and connection errors (default 5)")->check(CLI::Range(0, 100));
+    c->add_option("--replay", replay_, "Answer from this transcript instead of an endpoint");
+    c->add_option("--record", record_, "Append every request and its result to this transcript");
+  }
+
+  int Run() override {
+    if (replay_.empty() == opt_.base_url.empty()) return Usage("give exactly one of --endpoint and --replay");
+    generate::PromptTemplate prompt;
+    std::string err, path = prompt_file_;
+    if (path.empty()) {
+      std::string dir = generate::LocatePromptsDir(argv0_);
+      if (dir.empty()) return Usage("no prompts/ directory found (set KZ_PROMPTS_DIR or give --prompt)");
+      path = dir + "/" + generate::DefaultTemplateName(o_.backend, o_.proposer);
+    }
+    if (!generate::LoadTemplate(path, &prompt, &err)) return Usage(err);
+    o_.api = api_ == "completions" ? generate::Api::kCompletions : generate::Api::kChat;
+    if (temperature_ >= 0) o_.sampling.temperature = temperature_;
+    if (top_p_ >= 0) o_.sampling.top_p = top_p_;
+    if (max_tokens_ > 0) o_.sampling.max_tokens = max_tokens_;
+    if (seed_ >= 0) o_.sampling.seed = seed_;
+    opt_.model = o_.model;
+    opt_.max_response_bytes = static_cast<size_t>(max_mib_ * (1 << 20));
+    opt_.retry.max_attempts = retries_ + 1;
+    std::unique_ptr<generate::Endpoint> inner;
+    if (!replay_.empty()) {
+      auto replay = std::make_unique<generate::ReplayEndpoint>();
+      if (!replay->Load(replay_, o_.model, &err)) return Usage(err);
+      if (replay->bad_lines()) std::cerr << "kz generate: " << replay->bad_lines() << " unreadable transcript lines skipped\n";
+      inner = std::move(replay);
+    } else {
+      inner = std::make_unique<generate::OpenAiEndpoint>(opt_);
+    }
+    generate::Endpoint* endpoint = inner.get();
+    generate::RecordingEndpoint recorder(inner.get(), o_.model);
+    if (!record_.empty()) {
+      if (!recorder.Open(record_, &err)) return Usage(err);
+      endpoint = &recorder;
+    }
+    std::signal(SIGINT, OnSigint);
+    std::signal(SIGTERM, OnSigint);
+    return generate::RunGenerate(o_, prompt, endpoint, &g_cancel);
+  }
+
+ private:
+  static int Usage(const std::string& msg) {
+    std::cerr << "kz generate: " << msg << "\n";
+    return verify::kExitUsage;
+  }
+
+  std::string argv0_, prompt_file_, replay_, record_, api_ = "chat";
+  double temperature_ = -1, top_p_ = -1, max_mib_ = 8;
+  int max_tokens_ = 0, retries_ = 5;
+  long long seed_ = -1;
+  generate::GenerateOptions o_;
+  generate::OpenAiOptions opt_;
+};
+}  // namespace
+
+std::unique_ptr<GenerateCommand> AddGenerateCommand(CLI::App& app, const std::string& argv0) {
+  return std::make_unique<GenerateCommandImpl>(app, argv0);
+}
+
+}  // namespace kz::cli

@@ -1,0 +1,102 @@
+#include "generate/run_log.h"
+
+#include <algorithm>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+#include "bench/generations.h"
+#include "util/fs.h"
+
+namespace kz::generate {
+using nlohmann::json;
+
+json SampleRecord(const SampleOutcome& s) {
+  const Extraction& x = s.extraction;
+  json j = {{"format", "kz.generation/1"},
+            {"task", s.task->id},
+            {"level", s.task->level},
+            {"problem", s.task->problem},
+            {"sample", s.sample},
+            {"backend", s.backend},
+            {"code", x.code},
+            {"output_tokens", s.choice->completion_tokens},
+            {"tokens",
+             {{"prompt", s.usage->prompt_tokens},
+              {"completion", s.choice->completion_tokens},
+              {"reasoning", s.usage->reasoning_tokens}}},
+            {"finish_reason", s.choice->finish_reason},
+            {"latency_s", s.latency_s},
+            {"attempts", s.attempts},
+            {"model", s.model},
+            {"prompt", s.prompt_name},
+            {"prompt_xxh", s.prompt_xxh},
+            {"reason", x.reason ? json(ReasonName(*x.reason)) : json(nullptr)}};
+  if (x.reason) j["reply"] = bench::ReplaceInvalidUtf8(s.choice->text);  // for a look at what went wrong
+  return j;
+}
+
+std::string KernelFileName(int level, int problem, int sample) {
+  return "level_" + std::to_string(level) + "_problem_" + std::to_string(problem) + "_sample_" +
+         std::to_string(sample) + "_kernel.py";
+}
+
+LoadedRun LoadRun(const std::string& path) {
+  LoadedRun out;
+  std::string text, err;
+  if (!util::ReadFile(path, &text, &err)) return out;
+  if (!text.empty() && text.back() != '\n') {  // torn by a kill; VerdictLog::Open cuts it
+    ++out.ignored_lines;
+    size_t nl = text.rfind('\n');
+    text.erase(nl == std::string::npos ? 0 : nl + 1);
+  }
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json r = json::parse(line, nullptr, false);
+    bool ok = !r.is_discarded() && r.is_object() && r.value("format", "") == "kz.generation/1" &&
+              r.contains("task") && r["task"].is_string() && r.contains("sample") && r["sample"].is_number_integer();
+    if (!ok) {
+      ++out.ignored_lines;
+      continue;
+    }
+    out.records.emplace(std::make_pair(r["task"].get<std::string>(), r["sample"].get<int>()), std::move(r));
+  }
+  return out;
+}
+
+bool RewriteSorted(const std::string& path, const LoadedRun& run, std::string* err) {
+  std::vector<const json*> rows;
+  for (const auto& [key, r] : run.records) rows.push_back(&r);
+  auto key = [](const json* r) {
+    return std::make_tuple(r->value("level", 0), r->value("problem", 0), (*r)["sample"].get<int>());
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const json* a, const json* b) { return key(a) < key(b); });
+  std::string text;
+  for (const json* r : rows) text += r->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  return util::WriteFileAtomic(path, text, err);
+}
+
+json RunTotals(const LoadedRun& run) {
+  long prompt = 0, completion = 0, reasoning = 0, with_code = 0;
+  double latency = 0;
+  json reasons = json::object();
+  for (const auto& [key, r] : run.records) {
+    const json t = r.value("tokens", json::object());
+    prompt += t.value("prompt", 0L);
+    completion += t.value("completion", 0L);
+    reasoning += t.value("reasoning", 0L);
+    latency += r.value("latency_s", 0.0);
+    if (r.contains("reason") && r["reason"].is_string())
+      reasons[r["reason"].get<std::string>()] = reasons.value(r["reason"].get<std::string>(), 0) + 1;
+    else
+      ++with_code;
+  }
+  size_t n = run.records.size();
+  return {{"samples", n}, {"with_code", with_code}, {"reasons", reasons},
+          {"tokens", {{"prompt", prompt}, {"completion", completion}, {"reasoning", reasoning}}},
+          {"mean_output_tokens", n ? static_cast<double>(completion) / n : 0.0},
+          {"mean_latency_s", n ? latency / n : 0.0}};
+}
+
+}  // namespace kz::generate
