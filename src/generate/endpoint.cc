@@ -1,7 +1,10 @@
 #include "generate/endpoint.h"
 
 #include <array>
+#include <cstdio>
 #include <utility>
+
+#include "bench/generations.h"
 
 namespace kz::generate {
 using nlohmann::json;
@@ -20,6 +23,30 @@ constexpr std::array<std::pair<ErrorKind, const char*>, 11> kKinds = {{
     {ErrorKind::kNotRecorded, "not_recorded"},
     {ErrorKind::kOther, "other"},
 }};
+
+// Text that is not UTF-8 cannot be a JSON string: it is kept as hex beside a readable copy,
+// so that a replayed reply has the very bytes of the recorded one.
+void PutText(json& j, const std::string& text) {
+  if (bench::IsValidUtf8(text)) return void(j["text"] = text);
+  j["text"] = bench::ReplaceInvalidUtf8(text);
+  std::string hex;
+  char b[3];
+  for (unsigned char c : text) std::snprintf(b, sizeof b, "%02x", c), hex += b;
+  j["text_hex"] = hex;
+}
+
+std::string GetText(const json& c) {
+  if (!c.contains("text_hex") || !c["text_hex"].is_string()) return c["text"].get<std::string>();
+  const std::string hex = c["text_hex"].get<std::string>();
+  auto nibble = [](char h) { return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1; };
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return c["text"].get<std::string>();
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
 
 long Long(const json& j, const char* key) {
   return j.contains(key) && j[key].is_number_integer() ? j[key].get<long>() : 0;
@@ -46,8 +73,11 @@ json ResultToJson(const Result& r) {
   }
   const Reply& p = *r.reply();
   json choices = json::array();
-  for (const auto& c : p.choices)
-    choices.push_back({{"text", c.text}, {"finish_reason", c.finish_reason}, {"completion_tokens", c.completion_tokens}});
+  for (const auto& c : p.choices) {
+    json choice = {{"finish_reason", c.finish_reason}, {"completion_tokens", c.completion_tokens}};
+    PutText(choice, c.text);
+    choices.push_back(std::move(choice));
+  }
   j["reply"] = {{"choices", choices},
                 {"model", p.model},
                 {"usage",
@@ -78,7 +108,7 @@ std::optional<Result> ResultFromJson(const json& j) {
   Reply reply;
   for (const auto& c : p["choices"]) {
     if (!c.is_object() || !c.contains("text") || !c["text"].is_string()) return std::nullopt;
-    reply.choices.push_back({c["text"].get<std::string>(), c.value("finish_reason", std::string()),
+    reply.choices.push_back({GetText(c), c.value("finish_reason", std::string()),
                              Long(c, "completion_tokens")});
   }
   reply.model = p.value("model", std::string());

@@ -218,6 +218,49 @@ TEST(OpenAiEndpoint, ConnectionRefused) {
   EXPECT_EQ(r.attempts, 3);
 }
 
+// A raw server that sends headers promising 1000 bytes, 10 of them, then closes: each time.
+TEST(OpenAiEndpoint, BodyCutInTheMiddleIsRetried) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 8), 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  std::atomic<int> seen{0};
+  std::thread server([&] {
+    for (int i = 0; i < 2; ++i) {
+      int c = ::accept(fd, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[4096];
+      (void)::recv(c, buf, sizeof buf, 0);
+      ++seen;
+      std::string cut = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"choices";
+      (void)::send(c, cut.data(), cut.size(), MSG_NOSIGNAL);
+      ::close(c);
+    }
+  });
+  OpenAiOptions o = Options("http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/v1");
+  o.retry.max_attempts = 2;
+  Result r = Send(o);
+  server.join();
+  ::close(fd);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error()->kind, ErrorKind::kConnect) << r.error()->message;
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_EQ(seen, 2);
+}
+
+TEST(OpenAiEndpoint, ModelIgnoringNGivesWhatCame) {
+  ScriptedServer s([](int, const auto&, auto& res) { Json(res, kOk); });  // one choice whatever n
+  Request r = Chat();
+  r.sampling.n = 3;
+  Result out = Send(Options(s.url()), r);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out.reply()->choices.size(), 1u);
+}
+
 TEST(OpenAiEndpoint, DnsFailure) {
   Result r = Send(Options("http://no-such-host.invalid/v1"));
   ASSERT_FALSE(r.ok());

@@ -192,6 +192,25 @@ TEST(Wire, ErrorExcerpt) {
   EXPECT_EQ(ErrorExcerpt(std::string(300, 'a')).size(), 203u);
 }
 
+TEST(Transcript, ResultJsonKeepsInvalidUtf8Bytes) {
+  Result r;
+  r.outcome = Reply{{{std::string("caf\xe9 ```"), "length", 9}}, {1, 9, 2, 9, false}, "m"};
+  r.latency_s = 0.5;
+  json j = ResultToJson(r);
+  EXPECT_NO_THROW(j.dump());
+  auto back = ResultFromJson(json::parse(j.dump(-1, ' ', false, json::error_handler_t::replace)));
+  ASSERT_TRUE(back && back->ok());
+  EXPECT_EQ(back->reply()->choices[0].text, std::string("caf\xe9 ```"));
+  EXPECT_EQ(back->reply()->choices[0].finish_reason, "length");
+  EXPECT_EQ(back->reply()->usage.reasoning_tokens, 2);
+  Result e;
+  e.outcome = Error{ErrorKind::kHttpStatus, 503, "busy"};
+  auto eback = ResultFromJson(ResultToJson(e));
+  ASSERT_TRUE(eback && !eback->ok());
+  EXPECT_EQ(eback->error()->http_status, 503);
+  EXPECT_FALSE(ResultFromJson(json{{"error", {{"kind", "nonsense"}}}}));
+}
+
 TEST(Transcript, RecordThenReplay) {
   struct Fixed : Endpoint {
     int calls = 0;
