@@ -18,7 +18,7 @@ import time
 from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
 
-OPS = ("extract", "build", "run", "screen", "baseline", "task_check")
+OPS = ("extract", "build", "run", "screen", "baseline", "task_check", "footprint")
 
 
 def _protocol_error(message: str) -> dict:
@@ -53,6 +53,9 @@ def handle(request: dict, channel: Channel) -> dict:
         if op == "baseline":
             from .baseline import baseline_op
             return baseline_op(request, channel)
+        if op == "footprint":
+            from .footprint_op import footprint_op
+            return footprint_op(request)
         if op == "task_check":
             from .task_check import task_check_op
             return task_check_op(request, channel)

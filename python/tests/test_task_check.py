@@ -194,3 +194,19 @@ def test_over_the_protocol(tmp_path):
     assert frames[-1]["task_check"]["status"] == "ok"
     frames, _, _, _ = spawn_worker({**request, "device": "cuda"})  # no GPU visible here
     assert frames[-1]["ok"] is False and frames[-1]["error"]["kind"] == "not_run"
+
+
+def test_footprint_op_measures_a_task_without_allocating(tmp_path):
+    from kz_worker.footprint_op import footprint_op
+    path = tmp_path / "huge.py"
+    path.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        return x * 2\n\ndef get_inputs():\n    return [torch.rand(100000, 100000, 100)]\n\n"
+                    "def get_init_inputs():\n    return []\n")
+    result = footprint_op({"task_path": str(path)})
+    assert result["ok"] and result["footprint"]["method"] == "meta"
+    assert result["footprint"]["inputs"]["bytes"] == 4 * 10**12
+    assert result["budget"]["need_bytes"] == 3 * 8 * 10**12 and result["budget"]["complete"]
+    broken = tmp_path / "broken.py"
+    broken.write_text("x = 1\n")
+    bad = footprint_op({"task_path": str(broken)})
+    assert not bad["ok"] and bad["error"]["kind"] == "invalid_task"

@@ -45,18 +45,6 @@ std::string Ms(const json& entry) {
   return buf;
 }
 
-std::vector<const SuiteTask*> Select(const Suite& suite, const BaselineOptions& o) {
-  std::vector<const SuiteTask*> out;
-  for (const auto& [id, t] : suite.tasks) {
-    bool level_ok = o.levels.empty() || std::count(o.levels.begin(), o.levels.end(), t.level);
-    bool task_ok = o.task_ids.empty() || std::count(o.task_ids.begin(), o.task_ids.end(), id);
-    if (level_ok && task_ok) out.push_back(&t);
-  }
-  std::sort(out.begin(), out.end(), [](const SuiteTask* a, const SuiteTask* b) {
-    return std::tie(a->level, a->problem) < std::tie(b->level, b->problem);
-  });
-  return out;
-}
 }  // namespace
 
 int RunBaselines(const BaselineOptions& o, const worker::WorkerConfig& worker) {
@@ -69,7 +57,7 @@ int RunBaselines(const BaselineOptions& o, const worker::WorkerConfig& worker) {
   for (const auto& w : suite.warnings) std::cerr << "kz bench baseline: warning: " << w << "\n";
   for (const auto& id : o.task_ids)
     if (!suite.tasks.count(id)) std::cerr << "kz bench baseline: warning: --task " << id << " is not in the suite\n";
-  auto tasks = Select(suite, o);
+  auto tasks = SelectTasks(suite, o.levels, o.task_ids);
   if (tasks.empty()) return Usage("no task selected");
 
   auto gpus = o.cpu ? std::vector<verify::Gpu>{} : verify::DetectGpus();

@@ -44,18 +44,6 @@ std::string Mib(const json& bytes) {
   return buf;
 }
 
-std::vector<const SuiteTask*> Selected(const Suite& suite, const SelfCheckOptions& o) {
-  std::vector<const SuiteTask*> out;
-  for (const auto& [id, t] : suite.tasks) {
-    bool level_ok = o.levels.empty() || std::count(o.levels.begin(), o.levels.end(), t.level);
-    bool task_ok = o.task_ids.empty() || std::count(o.task_ids.begin(), o.task_ids.end(), id);
-    if (level_ok && task_ok) out.push_back(&t);
-  }
-  std::sort(out.begin(), out.end(), [](const SuiteTask* a, const SuiteTask* b) {
-    return std::tie(a->level, a->problem) < std::tie(b->level, b->problem);
-  });
-  return out;
-}
 }  // namespace
 
 json SelfCheckRecord(const std::string& task_id, const std::string& task_xxh, const json& verdict) {
@@ -63,6 +51,9 @@ json SelfCheckRecord(const std::string& task_id, const std::string& task_xxh, co
   const json& st = verdict.value("stages", json::object());
   if (st.contains("correctness") && st["correctness"].is_object() && st["correctness"].contains("bytes"))
     bytes = st["correctness"]["bytes"];
+  const json fp = verdict.value("footprint", json());
+  if (bytes.is_null() && fp.is_object() && fp.contains("inputs_bytes"))  // refused before the run
+    bytes = {{"inputs", fp["inputs_bytes"]}, {"outputs", fp.value("outputs_bytes", json(nullptr))}};
   json timing = st.contains("timing") && st["timing"].is_object() ? st["timing"] : json::object();
   return {{"task", task_id},
           {"sample", 0},
@@ -105,7 +96,7 @@ int RunSelfCheck(const SelfCheckOptions& o, const worker::WorkerConfig& worker) 
   Suite suite;
   std::string err;
   if (!ReadSuite(o.suite_dir, &suite, &err)) return Usage(err);
-  auto tasks = Selected(suite, o);
+  auto tasks = SelectTasks(suite, o.levels, o.task_ids);
   if (tasks.empty()) return Usage("no task selected");
   if (!util::MakeDirs(o.out_dir, &err)) return Usage(err);
   const std::string log_path = o.out_dir + "/selfcheck.jsonl";

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <regex>
+#include <tuple>
 
 namespace kz::bench {
 namespace fs = std::filesystem;
@@ -63,6 +64,20 @@ bool ReadSuite(const std::string& dir, Suite* out, std::string* err) {
     return false;
   }
   return true;
+}
+
+std::vector<const SuiteTask*> SelectTasks(const Suite& suite, const std::vector<int>& levels,
+                                          const std::vector<std::string>& task_ids) {
+  std::vector<const SuiteTask*> out;
+  for (const auto& [id, t] : suite.tasks) {
+    bool level_ok = levels.empty() || std::count(levels.begin(), levels.end(), t.level);
+    bool task_ok = task_ids.empty() || std::count(task_ids.begin(), task_ids.end(), id);
+    if (level_ok && task_ok) out.push_back(&t);
+  }
+  std::sort(out.begin(), out.end(), [](const SuiteTask* a, const SuiteTask* b) {
+    return std::tie(a->level, a->problem) < std::tie(b->level, b->problem);
+  });
+  return out;
 }
 
 }  // namespace kz::bench

@@ -31,4 +31,9 @@ int ParseLevelDirName(const std::string& name);
 // with a problem number already seen in its level is skipped with a warning.
 bool ReadSuite(const std::string& dir, Suite* out, std::string* err);
 
+// The suite's tasks of `levels` and `task_ids` (each empty: all), by level then problem.
+// The pointers point into `suite`.
+std::vector<const SuiteTask*> SelectTasks(const Suite& suite, const std::vector<int>& levels,
+                                          const std::vector<std::string>& task_ids);
+
 }  // namespace kz::bench

@@ -95,6 +95,7 @@ class BenchCommandImpl : public BenchCommand {
     if (selfcheck_->parsed()) {
       if (sc_.verify.cache_dir.empty()) sc_.verify.cache_dir = verify::DefaultCacheDir();
       sc_.use_gpu = !sc_.verify.cpu_only;
+      sc_.verify.footprint = true;
       return bench::RunSelfCheck(sc_, worker::LocateWorker(argv0_));
     }
     if (o_.suite_dir.empty() || o_.generations.empty() || o_.out_dir.empty()) {
@@ -102,6 +103,7 @@ class BenchCommandImpl : public BenchCommand {
       return verify::kExitUsage;
     }
     if (o_.verify.cache_dir.empty()) o_.verify.cache_dir = verify::DefaultCacheDir();
+    o_.verify.footprint = true;  // known before a sample runs; too large: refused up front
     if (o_.verify.jobs <= 0) o_.verify.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
     o_.use_gpu = !o_.verify.cpu_only;
     o_.trials_given = trials_->count() > 0;

@@ -62,6 +62,9 @@ class VerifyCommandImpl : public VerifyCommand {
                 "Skip every integrity check (screen, trace, dataflow, extra inputs, timed recheck, "
                 "host cross-check): correctness and timing only, as a baseline");
     c->add_flag("--plain-build", plain_build_, "Build extensions exactly as load_inline does (no PCH, full headers)");
+    c->add_flag("--footprint", o_.footprint,
+                "Measure each task's footprint (meta device) before its run, refuse what cannot fit "
+                "(on in kz serve, kz worker and kz bench)");
     c->add_flag("--self-check", self_check_,
                 "Verify the task's reference against itself (no --candidate): can kz judge this "
                 "task here, and at what cost? The screen and the launch trace are lifted");

@@ -35,6 +35,8 @@ void Metrics::AddBusy(double seconds) {
 
 void Metrics::ObserveVerdict(const json& v, std::optional<double> queue_wait_s) {
   CountVerdict(v.value("status", ""));
+  const json error = v.value("error", json());
+  if (error.is_object() && error.value("kind", "") == "too_large") too_large_.fetch_add(1, std::memory_order_relaxed);
   if (queue_wait_s) Observe(Stage::kQueueWait, *queue_wait_s);
   const json stages = v.value("stages", json::object());
   if (auto s = Seconds(stages.value("screen", json()), "seconds")) Observe(Stage::kScreen, *s);
@@ -84,6 +86,14 @@ std::string Metrics::Render(const MetricsSnapshot& snap) const {
     for (const auto& [state, n] : snap.jobs_by_state)
       out += "kz_jobs{state=\"" + state + "\"} " + std::to_string(n) + "\n";
   }
+  out += Header("kz_footprint_bytes", "gauge",
+                "Summed footprint need (3 x (inputs + outputs) + 2 x params, meta device) of staged and running jobs.");
+  out += "kz_footprint_bytes{jobs=\"staged\"} " + std::to_string(snap.staged_footprint_bytes) + "\n";
+  out += "kz_footprint_bytes{jobs=\"running\"} " + std::to_string(snap.running_footprint_bytes) + "\n";
+  out += Header("kz_footprint_unknown_jobs", "gauge", "Staged or running jobs whose footprint is unknown.");
+  out += "kz_footprint_unknown_jobs " + std::to_string(snap.footprint_unknown) + "\n";
+  out += Header("kz_footprint_refused_total", "counter", "Jobs refused before their run: the task cannot fit the device.");
+  out += "kz_footprint_refused_total " + load(too_large_) + "\n";
   out += Header("kz_compile_cache_total", "counter", "CUDA extension builds of finished jobs by cache result.");
   out += "kz_compile_cache_total{result=\"hit\"} " + load(cache_hits_) + "\n";
   out += "kz_compile_cache_total{result=\"miss\"} " + load(cache_misses_) + "\n";

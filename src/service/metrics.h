@@ -33,6 +33,10 @@ struct MetricsSnapshot {
   double running_for_s = 0;         // the running jobs' time so far, summed (counted as busy)
   std::vector<std::pair<std::string, double>> slots;  // label -> busy seconds, running included
   std::vector<std::pair<std::string, int64_t>> jobs_by_state;  // from the store; may be empty
+  // Summed footprint need (verdict "footprint".need_bytes, docs/memory.md) of the staged
+  // jobs and of the running ones; jobs without a known footprint count in *_unknown.
+  uint64_t staged_footprint_bytes = 0, running_footprint_bytes = 0;
+  size_t footprint_unknown = 0;
 };
 
 class Metrics {
@@ -57,6 +61,7 @@ class Metrics {
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
   std::array<std::atomic<uint64_t>, kStatuses> verdicts_{};
   std::atomic<uint64_t> cache_hits_{0}, cache_misses_{0};
+  std::atomic<uint64_t> too_large_{0};  // verdicts refused up front by their footprint
   std::atomic<uint64_t> busy_us_{0};
   std::deque<Histogram> stages_;  // by Stage (a deque: Histogram holds a mutex)
 };

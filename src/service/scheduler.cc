@@ -98,6 +98,14 @@ std::string Scheduler::RenderMetrics() const {
     snap.queue_depth = queue_.size() + building_ + ready_.size() + dispatched_.size();
     snap.staged = ready_.size();
     snap.building = building_;
+    auto need = [&snap](const ActivePtr& a, uint64_t* sum) {
+      if (a && a->footprint_need) *sum += *a->footprint_need;
+      else ++snap.footprint_unknown;
+    };
+    for (const auto& a : ready_) need(a, &snap.staged_footprint_bytes);
+    for (const auto& s : slots_)
+      if (auto it = active_.find(s.running); !s.running.empty() && it != active_.end())
+        need(it->second, &snap.running_footprint_bytes);
     for (const auto& s : slots_) {
       double running_for = s.running.empty() ? 0 : Since(s.since);
       snap.running += s.running.empty() ? 0 : 1;

@@ -127,6 +127,9 @@ class Scheduler {
     std::unique_ptr<verify::Verifier> verifier;
     std::vector<verify::Verifier::Work> work;  // one: this job's sample
     std::chrono::steady_clock::time_point staged_at;
+    // From the staged verdict's footprint (docs/memory.md); set before the job is ready,
+    // read only afterwards (metrics), so it needs no lock of its own.
+    std::optional<uint64_t> footprint_need;
     std::atomic<bool> cancel{false};  // DELETE: the verifier's children are killed
   };
   using ActivePtr = std::shared_ptr<ActiveJob>;

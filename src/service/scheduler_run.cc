@@ -30,6 +30,9 @@ bool Scheduler::StageJob(ActiveJob& a) {
   // While staging, a stop abandons the build too; once staged, only a cancel stops the run.
   a.verifier->SetCancel([&a, this] { return a.cancel.load() || abandon_builds_.load(); });
   a.work = a.verifier->Stage(a.samples);
+  const json fp = a.work[0].verdict.value("footprint", json());
+  if (fp.is_object() && fp.value("need_bytes", json()).is_number_unsigned())
+    a.footprint_need = fp["need_bytes"].get<uint64_t>();
   a.verifier->SetCancel([&a] { return a.cancel.load(); });
   return true;
 }

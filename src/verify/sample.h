@@ -42,6 +42,8 @@ struct VerifyOptions {
   bool integrity = true;               // false: no screen, trace, dataflow, extra checks,
                                        // timed recheck or host cross-check (a baseline)
   std::string arch_list;               // "" = the GPU's capability, else 9.0
+  bool footprint = false;              // measure each task's footprint before its run and
+                                       // refuse what cannot fit (kz serve, kz worker, kz bench)
 };
 
 // $KZ_CACHE_DIR, else $XDG_CACHE_HOME/kernelzero, else ~/.cache/kernelzero.

@@ -361,6 +361,7 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
 std::vector<Verifier::Work> Verifier::Stage(const std::vector<Sample>& samples) const {
   std::vector<Work> work(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) Prepare(samples[i], work[i]);
+  if (options_.footprint) FootprintAll(work);
   if (options_.screen) ScreenAll(work);
   ExtractAll(work);
   CompileAll(work);

@@ -15,6 +15,7 @@
 #include "compile/cache.h"
 #include "util/subprocess.h"
 #include "verify/device.h"
+#include "verify/footprint.h"
 #include "verify/sample.h"
 #include "worker/worker_client.h"
 
@@ -97,6 +98,10 @@ class Verifier {
   void WaitAll(util::ProcessSet& set, const OnDone& on_done) const;
   bool Cancelled() const { return cancelled_ && cancelled_(); }
   void ExtractAll(std::vector<Work>& work) const;
+  // The footprint step (verify/footprint.h): one CPU-only child per distinct task not yet
+  // in footprints_; every sample gets verdict["footprint"], and a task that cannot fit is
+  // final (invalid_task) before it is screened or built.
+  void FootprintAll(std::vector<Work>& work) const;
   void CompileAll(std::vector<Work>& work) const;
   void ApplyBuild(Work& w, const compile::BuildResult& r) const;
   void Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) const;
@@ -110,6 +115,8 @@ class Verifier {
   std::optional<Gpu> gpu_;
   compile::ExtensionCache cache_;
   std::function<bool()> cancelled_;
+  FootprintCache* footprints_ = &ProcessFootprints();  // one per process: kz serve makes a
+                                                      // Verifier per job
 };
 
 }  // namespace kz::verify

@@ -84,7 +84,8 @@ http "healthz after bad requests" 200 GET /healthz
 json_check "healthz fields" 'v["ok"] is True and v["queue_depth"] == 0 and v["device"] == "cpu"'
 http "metrics" 200 GET /metrics
 for line in 'kz_queue_depth 0' 'kz_requests_total{outcome="accepted"} 2' 'kz_requests_total{outcome="deduplicated"} 2' \
-    'kz_requests_total{outcome="bad_request"} 6' 'kz_jobs_done_total{status="correct"} 1' 'kz_jobs_done_total{status="incorrect"} 1'; do
+    'kz_requests_total{outcome="bad_request"} 6' 'kz_jobs_done_total{status="correct"} 1' 'kz_jobs_done_total{status="incorrect"} 1' \
+    'kz_footprint_bytes{jobs="staged"} 0' 'kz_footprint_refused_total 0'; do
   grep -qF "$line" "$OUT_FILE" && ok "metrics: $line" || bad "metrics lack '$line'"
 done
 stop_server "SIGTERM: graceful shutdown"
@@ -94,6 +95,10 @@ stop_server "SIGTERM: graceful shutdown"
 start_server --max-queue 1
 http "earlier job after restart" 200 GET "/v1/jobs/$FIRST_ID"
 json_check "its verdict survived" 'v["state"] == "done" and v["verdict"]["status"] == "correct"'
+# This process has not measured relu.py's footprint yet (one CPU child per task, then
+# cached): one job first, so that the burst below is staged as fast as before the restart.
+request "$TMP/warm.json" $T/relu.py $C/relu_triton_ok.py triton '{"seed": 99, "trials": 1}'
+http "warm-up job (footprint measured once)" 200 POST "/v1/verify?wait=true" "$TMP/warm.json"
 ACCEPTED=()
 GOT_429=0
 for seed in 1 2 3 4; do
