@@ -40,6 +40,8 @@ json_check "input modification is reported" 'any(t.get("inputs_modified") for t 
 expect_exit 10 "tiny softmax outputs must not pass on atol alone" -- "${V[@]}" --json --ref $T/softmax.py --candidate $C/softmax_triton_tiny_wrong.py
 expect_exit 12 "candidate raising in forward" -- "${V[@]}" --json --ref $T/relu.py --candidate $C/relu_triton_raises.py
 json_check "traceback is kept" '"boom" in v["error"]["traceback"]'
+expect_exit 12 "candidate allocating 10 TB beyond the task's footprint" -- "${V[@]}" --json --ref $T/relu.py --candidate $C/relu_triton_alloc_huge.py
+json_check "its reason names the allocation" '"allocate" in v["reason"] and v["error"]["kind"] == "runtime"'
 
 # An enormous candidate is refused up front with the limit named.
 BIG=$(mktemp --suffix=.py)
