@@ -130,11 +130,14 @@ class _Side:
         self.output, self.facts = None, None
         self.nbytes = inputs.nbytes(self.inputs)
 
-    def run_reference(self, model, device, seed):
+    def run_reference(self, model, device, seed, check_writes=False):
+        """`check_writes`: also fingerprint the inputs after the call (trial 0 only: the
+        memory plan's one question, whether the reference writes its inputs)."""
         seed_all(seed)
         self.output = call_reference(model, self.inputs, device)
         self.facts = dataflow.aliases_input(self.output, self.inputs)  # a view task?
-        self.writes = inputs.first_difference(self.digest, inputs.fingerprint(self.inputs))
+        self.writes = (inputs.first_difference(self.digest, inputs.fingerprint(self.inputs))
+                       if check_writes else None)
         self.inputs = None  # released: the candidate side never needs them
 
     def run_candidate(self, model, device, seed, window, earlier):
@@ -163,10 +166,10 @@ def run_trial(t: int, task, reference, candidate, device, options, earlier=(),
         cand = first_side
         cand.run_candidate(candidate, device, seed, window, list(earlier))
         ref = _Side(task, seed, device, cand.digest)
-        ref.run_reference(reference, device, seed)
+        ref.run_reference(reference, device, seed, check_writes=t == 0)
     else:
         ref = first_side
-        ref.run_reference(reference, device, seed)
+        ref.run_reference(reference, device, seed, check_writes=t == 0)
         cand = _Side(task, seed, device, ref.digest)
         cand.run_candidate(candidate, device, seed, window, list(earlier))
     outputs, failure = _compare(t, ref.output, cand.output, options)

@@ -317,16 +317,20 @@ def human_bytes(n) -> str:
     return f"{int(value)} B" if power == 0 else f"{value:.1f} {units[power]}"
 
 
-
-def _meminfo(key: str):
+def _kib_field(path: str, key: str):
+    """Bytes of the `key: N kB` line of a /proc file (meminfo, self/status), or None."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
+        with open(path, encoding="ascii") as handle:
             for line in handle:
                 if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _meminfo(key: str):
+    return _kib_field("/proc/meminfo", key)
 
 
 def _read_int(path: str):
@@ -340,14 +344,7 @@ def _read_int(path: str):
 
 def _status_bytes(key: str):
     """VmRSS / VmHWM of this process, bytes."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return _kib_field("/proc/self/status", key)
 
 
 def host_memory(limit_bytes) -> dict:
