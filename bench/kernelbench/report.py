@@ -26,7 +26,7 @@ def table(items: list, out_dir: str) -> str:
     kz, kb = _rows(os.path.join(out_dir, "kz.jsonl")), _rows(os.path.join(out_dir, "kernelbench.jsonl"))
     head = (f"{'sample':34s} {'kind':6s} {'in+out':>7s} {'kz':>14s} {'kz s':>6s} {'KB':>5s} "
             f"{'KB s':>6s} {'ratio':>5s} {'peak':>6s} {'bound':>6s}")
-    lines, ratios = [head], {1: [], 2: []}
+    lines, ratios, walls = [head], {1: [], 2: [], 3: []}, {1: [], 2: [], 3: []}
     for s in items:
         fp = s["footprint"]
         io = (fp["inputs"] + fp["outputs"]) if fp.get("inputs", -1) >= 0 else None
@@ -36,6 +36,7 @@ def table(items: list, out_dir: str) -> str:
         ratio = a["wall_s"] / b["wall_s"] if a and b and b.get("wall_s") else None
         if ratio and a.get("status") == "correct" and b.get("correctness"):
             ratios[int(s["id"][1])].append(ratio)
+            walls[int(s["id"][1])].append((a["wall_s"], b["wall_s"]))
         cell = lambda v, f: (f % v) if v is not None else "-"  # noqa: E731
         lines.append(
             f"{s['id'][:34]:34s} {s['kind']:6s} {cell(io and io / GIB, '%6.2fG'):>7s} "
@@ -45,6 +46,8 @@ def table(items: list, out_dir: str) -> str:
             f"{cell(bound and bound / GIB, '%5.1fG'):>6s}{'' if not (peak and bound) or peak <= bound else ' OVER'}")
     for level, xs in ratios.items():
         if xs:
+            kz_s, kb_s = (sum(w[i] for w in walls[level]) for i in (0, 1))
             lines.append(f"level {level}: mean kz/KernelBench wall ratio {_mean(xs):.3f} over {len(xs)} "
-                         f"samples both judged correct")
+                         f"samples both judged correct; total wall {kz_s:.1f} s vs {kb_s:.1f} s "
+                         f"(ratio of means {kz_s / kb_s:.3f})")
     return "\n".join(lines)

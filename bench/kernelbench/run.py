@@ -4,7 +4,9 @@ Selects the largest level-1 tasks (inputs + outputs, measured on the meta device
 first level-2 tasks of a fetched KernelBench snapshot, pairs each with an honest Triton
 candidate where `candidates.py` has one (else the reference itself: kz's self-check, and
 `ModelNew = Model` for KernelBench), then, side by side on the same GPU:
-  kz:           `kz verify --json` (a fresh child per sample, every check on), one at a time;
+  kz:           `kz verify --json --footprint --manifest` over all samples (every check on; a
+                fresh child per sample, started while the previous sample runs), or with
+                --kz-mode fresh one `kz verify` per sample;
   KernelBench:  `eval_kernel_against_ref` in one warm process (kb_eval.py), same samples.
 Writes OUT/tasks.json, OUT/kz.jsonl, OUT/kernelbench.jsonl (both resumable) and prints a
 table: wall time per sample, the ratio, kz's peak GPU memory against the bound
@@ -12,6 +14,7 @@ ref_peak + 2 x (inputs + outputs).
 
 Usage: run.py --kernelbench KB_ROOT --kz build/bin/kz --out OUT [--level1 20] [--level2 20]
               [--only ID,...] [--skip-kernelbench] [--skip-kz] [--timeout 300]
+              [--kz-mode manifest|fresh]
 """
 import argparse
 import glob
@@ -88,6 +91,51 @@ def done_ids(path: str) -> set:
     return {json.loads(line)["id"] for line in open(path) if line.strip()}
 
 
+def kz_row(s: dict, verdict: dict, wall: float, rc, stderr: str = "") -> dict:
+    """One kz.jsonl row: the sample's wall time and what of its verdict the table needs."""
+    return {"id": s["id"], "tool": "kz", "wall_s": round(wall, 3), "rc": rc,
+            "status": verdict.get("status"), "reason": verdict.get("reason", "")[:300],
+            "profile": verdict.get("profile"), "child": verdict.get("child"),
+            "footprint": verdict.get("footprint"),
+            "timing": {k: verdict.get("stages", {}).get("timing", {}).get(k)
+                       for k in ("speedup", "stable", "pool")},
+            "not_checked": verdict.get("not_checked"), "stderr": stderr}
+
+
+def run_kz_manifest(kz: str, items: list, out_path: str, timeout: float) -> None:
+    """All pending samples in one `kz verify --manifest` (footprints and builds first, each
+    run child started while the previous sample runs). A sample's wall is the time from
+    the previous verdict (or the start) to its own: they add up to the batch's wall."""
+    done = done_ids(out_path)
+    todo = [s for s in items if s["id"] not in done]
+    if not todo:
+        return
+    manifest = out_path + ".manifest.jsonl"
+    with open(manifest, "w") as m:
+        for s in todo:
+            line = ({"task": s["task"], "self_check": True} if s["kind"] == "self" else
+                    {"task": s["task"], "candidate": s["candidate"], "backend": s["backend"]})
+            m.write(json.dumps(line) + "\n")
+    cmd = [kz, "-q", "verify", "--json", "--footprint", "--manifest", manifest,
+           "--timeout", str(timeout)]
+    start = last = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    with open(out_path, "a") as out:
+        for s, line in zip(todo, proc.stdout):
+            now = time.monotonic()
+            verdict = json.loads(line) if line.startswith("{") else {}
+            row = kz_row(s, verdict, now - last, None)
+            row["mode"] = "manifest"
+            last = now
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+            print(f"kz {s['id']}: {row['status']} {row['wall_s']:.1f}s "
+                  f"(run child {(row['child'] or {}).get('wall_s', 0):.1f}s)", flush=True)
+    proc.wait()
+    print(f"kz manifest: {len(todo)} samples in {time.monotonic() - start:.1f}s, rc {proc.returncode}",
+          flush=True)
+
+
 def run_kz(kz: str, items: list, out_path: str, timeout: float) -> None:
     done = done_ids(out_path)
     with open(out_path, "a") as out:
@@ -101,13 +149,8 @@ def run_kz(kz: str, items: list, out_path: str, timeout: float) -> None:
             wall = time.monotonic() - start
             lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
             verdict = json.loads(lines[-1]) if lines else {}
-            row = {"id": s["id"], "tool": "kz", "wall_s": round(wall, 3), "rc": proc.returncode,
-                   "status": verdict.get("status"), "reason": verdict.get("reason", "")[:300],
-                   "profile": verdict.get("profile"), "child": verdict.get("child"),
-                   "timing": {k: verdict.get("stages", {}).get("timing", {}).get(k)
-                              for k in ("speedup", "stable", "pool")},
-                   "not_checked": verdict.get("not_checked"),
-                   "stderr": proc.stderr[-500:] if not lines else ""}
+            row = kz_row(s, verdict, wall, proc.returncode, proc.stderr[-500:] if not lines else "")
+            row["mode"] = "fresh"
             out.write(json.dumps(row) + "\n")
             out.flush()
             print(f"kz {s['id']}: {row['status']} {wall:.1f}s", flush=True)
@@ -124,6 +167,9 @@ def main():
     ap.add_argument("--skip-kz", action="store_true")
     ap.add_argument("--skip-kernelbench", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--kz-mode", choices=("manifest", "fresh"), default="manifest",
+                    help="manifest: one kz verify --manifest for all samples (run children "
+                         "started ahead); fresh: one kz verify per sample")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     tasks_path = os.path.join(args.out, "tasks.json")
@@ -140,7 +186,8 @@ def main():
         for s in items:
             f.write(json.dumps(s) + "\n")
     if not args.skip_kz:
-        run_kz(args.kz, items, os.path.join(args.out, "kz.jsonl"), args.timeout)
+        runner = run_kz_manifest if args.kz_mode == "manifest" else run_kz
+        runner(args.kz, items, os.path.join(args.out, "kz.jsonl"), args.timeout)
     if not args.skip_kernelbench:
         env = dict(os.environ, PYTHONPATH=os.path.join(args.kernelbench, "src") + os.pathsep
                    + os.environ.get("PYTHONPATH", ""))

@@ -69,14 +69,41 @@ def handle(request: dict, channel: Channel) -> dict:
 
 def _preload() -> None:
     """KZ_PRELOAD=1: a run child started ahead of its sample (a `kz serve` slot's next
-    child) imports what every run needs before it blocks on its request, so the import
-    overlaps the previous sample's run. No CUDA call, no candidate code: only imports. A
-    failure here is left for the request to meet again, with its real error."""
+    child, the next sample of a manifest) imports what every run needs before it blocks on
+    its request, so the import overlaps the previous sample's run, and maps the GPU
+    libraries that torch otherwise opens at its first convolution (host work only). No CUDA
+    call, no candidate code. KZ_PRELOAD_CUDA=1 also creates the CUDA context ahead (touches
+    the GPU while another sample may be timed there: off by default). A failure here is
+    left for the request to meet again, with its real error."""
     with contextlib.suppress(Exception):
         import torch  # noqa: F401
         from . import run  # noqa: F401
         with contextlib.suppress(ImportError):
             import triton  # noqa: F401
+        from .preload import map_gpu_libraries
+        map_gpu_libraries()
+        if os.environ.get("KZ_PRELOAD_CUDA") == "1" and torch.cuda.is_available():
+            torch.empty(1, device="cuda")
+
+
+def _handle_profiled(request: dict, channel: Channel) -> dict:
+    """`handle`, under cProfile when KZ_WORKER_PROFILE names a directory: the op's top
+    functions by cumulative time go to DIR/<op>-<pid>.txt (where a sample's time goes)."""
+    folder = os.environ.get("KZ_WORKER_PROFILE")
+    if not folder:
+        return handle(request, channel)
+    import cProfile
+    import io
+    import pstats
+    profiler = cProfile.Profile()
+    result = profiler.runcall(handle, request, channel)
+    with contextlib.suppress(OSError):
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(45)
+        path = os.path.join(folder, f"{request.get('op')}-{os.getpid()}.txt")
+        with open(path, "w") as out:
+            out.write(text.getvalue())
+    return result
 
 
 def exit_with_parent(period_s: float = 1.0) -> None:
@@ -113,7 +140,7 @@ def main() -> None:
     except ProtocolError as exc:
         request, result = {}, _protocol_error(str(exc))
     else:
-        result = handle(request, channel)
+        result = _handle_profiled(request, channel)
     try:
         channel.write(result)
     except ProtocolError as exc:  # the result itself is too large to send

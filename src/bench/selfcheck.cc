@@ -62,6 +62,7 @@ json SelfCheckRecord(const std::string& task_id, const std::string& task_xxh, co
           {"reason", verdict.value("reason", "")},
           {"bytes", bytes},
           {"seconds", verdict.value("seconds", json(nullptr))},
+          {"run_s", verdict.value("child", json::object()).value("wall_s", json(nullptr))},
           {"peak_gpu_bytes", PeakGpu(verdict)},
           {"reference_median_us", timing.contains("reference") && timing["reference"].is_object()
                                       ? timing["reference"].value("median_us", json(nullptr))
@@ -72,12 +73,13 @@ json SelfCheckRecord(const std::string& task_id, const std::string& task_xxh, co
 
 std::string SelfCheckTable(const std::vector<json>& records) {
   std::string out =
-      "| task | status | inputs MiB | outputs MiB | wall s | peak GPU MiB | reference µs | reason |\n"
+      "| task | status | inputs MiB | outputs MiB | run s | peak GPU MiB | reference µs | reason |\n"
       "|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : records) {
     const json& b = r.value("bytes", json());
-    char secs[32] = "-";
-    if (r.value("seconds", json()).is_number()) std::snprintf(secs, sizeof secs, "%.1f", r["seconds"].get<double>());
+    char secs[32] = "-";  // the run child's wall (the GPU slot's time), else the verdict's
+    const json& run = r.value("run_s", json()).is_number() ? r["run_s"] : r.value("seconds", json());
+    if (run.is_number()) std::snprintf(secs, sizeof secs, "%.1f", run.get<double>());
     char ref[32] = "-";
     if (r.value("reference_median_us", json()).is_number())
       std::snprintf(ref, sizeof ref, "%.1f", r["reference_median_us"].get<double>());
@@ -111,6 +113,8 @@ int RunSelfCheck(const SelfCheckOptions& o, const worker::WorkerConfig& worker) 
   std::vector<json> records;
   size_t resumed = 0;
   Progress progress("kz bench selfcheck", "tasks", tasks.size());
+  std::vector<verify::Sample> samples;  // the tasks not yet done, verified in one pipeline
+  std::vector<std::string> xxhs;
   for (const SuiteTask* t : tasks) {
     std::string text;
     std::string xxh = util::ReadFile(t->path, &text, &err) ? util::Hash128Hex(text) : "unreadable";
@@ -123,13 +127,20 @@ int RunSelfCheck(const SelfCheckOptions& o, const worker::WorkerConfig& worker) 
     }
     verify::Sample sample{t->path, t->path, "", std::nullopt, t->id};
     sample.self_check = true;
-    json verdict = verifier.VerifyAll({sample}).front();
-    records.push_back(SelfCheckRecord(t->id, xxh, verdict));
-    if (!log.Append(records.back(), &err)) {
-      std::cerr << "kz bench selfcheck: " << err << "\n";
-      return verify::kExitInternal;
-    }
-    progress.Step(t->id + ": " + records.back().value("status", ""));
+    samples.push_back(std::move(sample));
+    xxhs.push_back(xxh);
+  }
+  bool ok = true;
+  // Footprints first (all tasks, bounded parallel), then one run child per task, the next
+  // one started while the current runs; each record is appended as its verdict arrives.
+  verifier.VerifyAll(samples, [&](size_t i, const json& verdict) {
+    records.push_back(SelfCheckRecord(samples[i].label, xxhs[i], verdict));
+    if (ok && !log.Append(records.back(), &err)) ok = false;
+    progress.Step(samples[i].label + ": " + records.back().value("status", ""));
+  });
+  if (!ok) {
+    std::cerr << "kz bench selfcheck: " << err << "\n";
+    return verify::kExitInternal;
   }
   if (!util::WriteFileAtomic(o.out_dir + "/selfcheck.md", SelfCheckTable(records), &err)) {
     std::cerr << "kz bench selfcheck: " << err << "\n";

@@ -41,13 +41,21 @@ bool ReadManifest(const std::string& path, const std::string& base_dir, bool on_
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto j = nlohmann::json::parse(line, nullptr, false);
+    // "self_check": true verifies the task against itself (no "candidate", or the task).
+    bool self = j.is_object() && j.contains("self_check") && j["self_check"] == true;
+    if (self && j.is_object() && !j.contains("candidate") && j.contains("task")) j["candidate"] = j["task"];
     if (j.is_discarded() || !j.is_object() || !j.contains("task") || !j.contains("candidate") ||
         !j["task"].is_string() || !j["candidate"].is_string()) {
       *err = path + ":" + std::to_string(line_no) +
              ": expected a JSON object with string fields \"task\" and \"candidate\"";
       return false;
     }
+    if (self && j["candidate"] != j["task"]) {
+      *err = path + ":" + std::to_string(line_no) + ": a self_check sample takes its task as candidate";
+      return false;
+    }
     Sample s;
+    s.self_check = self;
     s.task_path = resolve(j["task"]);
     s.candidate_path = resolve(j["candidate"]);
     s.backend = j.value("backend", "");

@@ -1,5 +1,6 @@
 #include "verify/verifier.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -83,16 +84,26 @@ std::pair<std::string, bool> Rejections(const json& screen) {
 
 void Verifier::RunPerSample(std::vector<Work>& work, const MakeCall& make_call,
                             const OnReply& on_reply) const {
+  // At most max(jobs, 2) children at once: each imports Python (and maybe torch), so a
+  // manifest of hundreds of samples must not start hundreds of interpreters together.
+  const size_t limit = size_t(std::max(options_.jobs, 2));
   util::ProcessSet set;
   std::map<util::ProcessSet::Id, std::pair<Work*, std::string>> running;  // work, token
-  for (auto& w : work) {
-    if (auto call = make_call(w))
-      running[set.Start(worker::MakeWorkerSpec(worker_, *call))] = {&w, call->token};
+  size_t next = 0;
+  auto start_more = [&] {
+    for (; next < work.size() && set.running() < limit && !Cancelled(); ++next)
+      if (auto call = make_call(work[next]))
+        running[set.Start(worker::MakeWorkerSpec(worker_, *call))] = {&work[next], call->token};
+  };
+  start_more();
+  while (set.running() > 0) {
+    for (auto& [id, proc] : set.WaitAny(cancelled_ ? kCancelPollMs : -1)) {
+      auto [w, token] = running[id];
+      on_reply(*w, worker::ParseWorkerReply(std::move(proc), token));
+    }
+    if (Cancelled()) set.KillAll();  // the killed children are collected by the next WaitAny
+    else start_more();
   }
-  WaitAll(set, [&](util::ProcessSet::Id id, util::ProcessResult proc) {
-    auto [w, token] = running[id];
-    on_reply(*w, worker::ParseWorkerReply(std::move(proc), token));
-  });
 }
 
 void Verifier::WaitAll(util::ProcessSet& set, const OnDone& on_done) const {
@@ -384,10 +395,29 @@ json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override, Prestarte
 
 std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples,
                                       const VerdictCallback& on_verdict) {
+  // Each sample's run child is started ahead (torch imported, as a kz serve slot does):
+  // the first while the samples are staged, each next one while the previous one runs.
+  Prestarted next;
+  bool may_run = gpu_ || std::any_of(samples.begin(), samples.end(), [](const Sample& s) {
+    return s.self_check || s.backend != "cuda";  // without a GPU a CUDA sample never runs
+  });
+  if (may_run && !samples.empty() && !Cancelled()) next = Prestart(worker_, options_, gpu_);
   std::vector<Work> work = Stage(samples);
   std::vector<json> out;
+  auto next_run = [&](size_t from) {  // the next sample that will need a run child
+    for (size_t k = from; k < work.size(); ++k)
+      if (!work[k].done && (gpu_ || work[k].backend != "cuda")) return k;
+    return work.size();
+  };
+  size_t upcoming = next_run(0);
   for (size_t i = 0; i < work.size(); ++i) {
-    out.push_back(Finish(work[i], std::nullopt));
+    Prestarted mine;
+    if (i == upcoming) {
+      mine = std::move(next);
+      upcoming = next_run(i + 1);
+      if (upcoming < work.size()) next = Prestart(worker_, options_, gpu_);
+    }
+    out.push_back(Finish(work[i], std::nullopt, mine.set ? &mine : nullptr));
     if (on_verdict) on_verdict(i, out.back());
   }
   return out;

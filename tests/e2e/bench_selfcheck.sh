@@ -31,6 +31,14 @@ json_check "refused by its footprint, with the numbers" 'v["error"]["kind"] == "
 expect_exit 0 "a task that fits gets its footprint" -- "$KZ" -q verify --cpu --json --footprint --self-check --ref examples/tasks/relu.py
 json_check "footprint recorded" 'v["status"] == "correct" and v["footprint"]["complete"] and v["footprint"]["need_bytes"] == 3 * (v["footprint"]["inputs_bytes"] + v["footprint"]["outputs_bytes"])'
 
+# A manifest of self-checks: the second sample's run child was started while the first ran.
+printf '{"task": "examples/tasks/relu.py", "self_check": true}\n{"task": "examples/tasks/softmax.py", "self_check": true}\n' > "$W/self.jsonl"
+expect_exit 0 "a manifest of two self-checks" -- "$KZ" -q verify --cpu --json --manifest "$W/self.jsonl"
+json_check "the second run child was prestarted" 'v["status"] == "correct" and v["self_check"] is True and v["child"]["prestarted"] is True'
+printf '{"task": "examples/tasks/relu.py", "candidate": "examples/tasks/softmax.py", "self_check": true}\n' > "$W/bad.jsonl"
+expect_exit 2 "a self_check line naming another candidate" -- "$KZ" -q verify --cpu --manifest "$W/bad.jsonl"
+err_contains "its line is named" "bad.jsonl:1: a self_check sample takes its task as candidate"
+
 S=$W/suite
 mkdir -p "$S/level1"
 cp tests/bench_suite/level1/1_ReLU.py "$S/level1/1_ReLU.py"
