@@ -92,3 +92,30 @@ def test_half_precision_uses_its_own_tolerance():
     out = (ref.double() * 1.001).half()
     assert compare_outputs(0, ref, out, Options())[1] is None
     assert compare_outputs(0, ref.float(), out.float(), Options())[1] is not None
+
+
+def test_unravel_matches_torch_on_many_shapes():
+    from kz_worker.compare import unravel
+    for shape in [(7,), (3, 5), (2, 3, 4), (4, 1, 6, 5), (1,), (3, 1)]:
+        n = 1
+        for s in shape:
+            n *= s
+        for flat in range(n):
+            want = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape))
+            assert unravel(flat, shape) == want, (shape, flat)
+
+
+def test_a_mismatch_names_its_element_without_importing_sympy():
+    import os
+    import subprocess
+    import sys
+    import kz_worker
+    code = ("import sys, torch; from kz_worker.compare import _errors;"
+            "r = torch.zeros(4, 6); o = r.clone(); o[2, 3] = 1.0;"
+            "_, worst = _errors(r, o, {'atol': 1e-4, 'rtol': 1e-4, 'rel_l2': 1e-4});"
+            "print(worst, 'sympy' in sys.modules)")
+    root = os.path.dirname(os.path.dirname(kz_worker.__file__))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=root))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "(2, 3) False"
