@@ -14,6 +14,8 @@ from openai import AsyncOpenAI
 
 async def main(path, base_url, concurrency):
     lines = [json.loads(line) for line in open(path) if line.strip()]
+    seen = set()  # the first record of each request id (a transcript appended to by several runs)
+    lines = [l for l in lines if not (l["id"] in seen or seen.add(l["id"]))]
     # kz generate's order: by task then sample (the transcript holds completion order).
     def order(l):
         task, sample = l["id"].split("/")

@@ -1,9 +1,9 @@
-// A minimal blocking HTTP/1.1 client over POSIX sockets, for `kz bench --server` (JSON
-// bodies to `kz serve`). kz must need nothing beyond libc/libm (it is copied alone to GPU
-// hosts), and cpp-httplib is a shared library on Debian, so kz carries this instead of
-// linking it. http:// only (no TLS), Content-Length request bodies, keep-alive with one
-// reconnect when a reused connection turns out closed; responses with Content-Length,
-// chunked, or read to EOF.
+// The blocking HTTP client of `kz bench --server` (JSON bodies to `kz serve`), on libcurl
+// like kz generate's model client: keep-alive (one easy handle per client, its connection
+// reused; curl reconnects when a kept connection turns out closed), http:// and https://.
+// Linked only into kz-bench: kz must need nothing beyond libc/libm (it is copied alone to
+// GPU hosts), so `kz bench --server` execs kz-bench (docs/decisions.md).
+// Thread rule: one HttpClient per thread.
 #pragma once
 #include <map>
 #include <string>
@@ -16,24 +16,17 @@ struct HttpUrl {
   std::string host;    // name or address ("127.0.0.1", "gpu-3", "[::1]" → "::1")
   int port = 80;
   std::string prefix;  // path before the API, no trailing '/' ("" or "/kz")
+  bool tls = false;    // https://
 };
 
-// "http://host[:port][/prefix]" → HttpUrl; false with *err otherwise (https is refused).
+// "http[s]://host[:port][/prefix]" → HttpUrl; false with *err otherwise.
 bool ParseHttpUrl(const std::string& url, HttpUrl* out, std::string* err);
 
 struct HttpResponse {
   int status = 0;
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
-  bool close = false;  // the server closes the connection after it
 };
-
-enum class HttpParse { kIncomplete, kDone, kError };
-
-// Parses one response from the start of `buf`; `eof`: the peer has closed (a response
-// without length ends there). kDone sets *out and *consumed (bytes used).
-HttpParse ParseHttpResponse(const std::string& buf, bool eof, HttpResponse* out, size_t* consumed,
-                            std::string* err);
 
 class HttpClient {
  public:
@@ -43,23 +36,18 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // Sends METHOD prefix+path with `body` (as application/json when not empty) and reads
-  // the response. False with *err on a transport failure (cannot connect, reset, timeout,
-  // malformed response); any HTTP status is a success here.
+  // the response. False with *err on a transport failure (cannot connect, DNS, TLS, reset,
+  // timeout, malformed response), naming it; any HTTP status is a success here.
   bool Request(const std::string& method, const std::string& path, const std::string& body, HttpResponse* out,
                std::string* err, const std::vector<std::pair<std::string, std::string>>& headers = {});
 
   const HttpUrl& url() const { return url_; }
 
  private:
-  bool Connect(std::string* err);
-  void Close();
-  // One attempt on the current connection; *fresh_failure: it failed before any response
-  // byte arrived on a reused connection (safe to retry on a new one).
-  bool Exchange(const std::string& request, HttpResponse* out, std::string* err, bool* fresh_failure);
-
   HttpUrl url_;
   double timeout_s_;
-  int fd_ = -1;
+  std::string base_;      // scheme://host:port/prefix
+  void* curl_ = nullptr;  // CURL*, created on first use
 };
 
 }  // namespace kz::bench

@@ -12,7 +12,6 @@
 #include "bench/baseline.h"
 #include "bench/generations.h"
 #include "bench/progress.h"
-#include "bench/remote.h"
 #include "bench/report.h"
 #include "bench/suite.h"
 #include "bench/verdict_log.h"
@@ -97,51 +96,28 @@ bool VerifyLocal(const BenchOptions& o, const worker::WorkerConfig& worker, cons
   return ok;
 }
 
-// The job options sent with each sample to kz serve: only what was asked for, so that
-// the server's defaults apply otherwise.
-json JobOptions(const BenchOptions& o) {
-  json opts = json::object();
-  if (o.trials_given) opts["trials"] = o.verify.trials;
-  if (o.policy_given) opts["policy"] = o.verify.policy;
-  return opts;
-}
-
-// Verifies `todo` through kz serve (remote.h). *unreachable: it stopped because the server
+// Verifies `todo` through o.remote (kz serve). *unreachable: it stopped because the server
 // could not be reached.
 bool VerifyRemote(const BenchOptions& o, const std::vector<const Item*>& todo, VerdictLog& log,
                   std::vector<json>* records, bool* unreachable, std::string* err) {
-  std::map<std::string, std::string> task_sources;
-  std::vector<RemoteSample> samples;
-  for (const Item* it : todo) {
-    auto [src, fresh] = task_sources.try_emplace(it->task_path);
-    if (fresh && !util::ReadFile(it->task_path, &src->second, err)) return false;
-  }
-  for (const Item* it : todo) samples.push_back({&task_sources[it->task_path], it->gen.code, it->gen.backend});
+  std::vector<RemoteJob> jobs;
+  for (const Item* it : todo) jobs.push_back({it->task_path, it->gen.code, it->gen.backend});
   Progress progress("kz bench", "verified", todo.size());
-  RemoteOptions ro;
-  ro.url = o.server;
-  ro.client = o.client;
-  ro.job_options = JobOptions(o);
-  ro.batch = o.batch;
-  ro.window = std::max(4 * o.batch, 16);
-  ro.note = [&](const std::string& line) { progress.Note(line); };
-  RemoteVerifier remote(ro);
   size_t correct = 0;
   bool ok = true;
   std::string remote_err;
-  bool finished = remote.VerifyAll(samples, [&](size_t i, const RemoteOutcome& out) {
-    json r = Record(*todo[i], out.verdict);
-    r["server"] = {{"url", o.server}, {"job", out.job_id.empty() ? json(nullptr) : json(out.job_id)},
-                   {"deduplicated", out.deduplicated}};
+  auto on_done = [&](size_t i, const json& verdict, const json& server) {
+    json r = Record(*todo[i], verdict);
+    r["server"] = server;
     if (ok && !log.Append(r, err)) ok = false, *err = "cannot append to the verdict log: " + *err;
     records->push_back(std::move(r));
-    correct += out.verdict.value("status", "") == "correct";
-    if (out.server_error)
+    correct += verdict.value("status", "") == "correct";
+    if (verdict.value("status", "") == "server_error")
       progress.Note("kz bench: " + todo[i]->gen.task_id + "/" + std::to_string(todo[i]->gen.sample) +
-                    ": server error: " + out.verdict.value("reason", ""));
+                    ": server error: " + verdict.value("reason", ""));
     progress.Step(std::to_string(correct) + " correct");
-  }, &remote_err);
-  if (!finished) {
+  };
+  if (!o.remote->VerifyAll(o, jobs, on_done, [&](const std::string& line) { progress.Note(line); }, &remote_err)) {
     *unreachable = true;
     if (ok) *err = remote_err;
     return false;
@@ -229,18 +205,13 @@ int RunBench(const BenchOptions& o, const worker::WorkerConfig& worker) {
   std::optional<CompileBaseline> baseline;
   if (!o.baseline.empty() && !(baseline = LoadBaseline(o.baseline, &err))) return Usage("--baseline: " + err);
   if (!o.server.empty()) {
-    HttpUrl url;
-    if (!ParseHttpUrl(o.server, &url, &err)) return Usage("--server: " + err);
-    json health;
-    RemoteOptions probe;
-    probe.url = o.server;
-    probe.request_timeout_s = 15;
-    if (!RemoteVerifier(probe).Check(&health, &err)) {
+    if (!o.remote) return Usage("--server: this executable cannot reach kz serve (kz execs kz-bench for it)");
+    bool usage = false;
+    if (!o.remote->Check(o, &usage, &err)) {
+      if (usage) return Usage("--server: " + err);
       std::cerr << "kz bench: " << err << "\n";
       return kExitServer;
     }
-    std::cerr << "kz bench: verifying through kz serve at " << o.server << " (device " << health.value("device", "?")
-              << ", queue depth " << health.value("queue_depth", 0) << ")\n";
   }
   std::vector<Item> items;
   if (!util::MakeDirs(o.out_dir, &err) || !Materialize(o.out_dir, suite, gens, &items, &err)) return Usage(err);

@@ -5,8 +5,10 @@
 #include <thread>
 
 #include "bench/baseline_run.h"
+#include "bench/follow.h"
 #include "bench/selfcheck.h"
 #include "bench/runner.h"
+#include "cli/exec_sibling.h"
 #include "verify/status.h"
 
 namespace kz::cli {
@@ -14,7 +16,8 @@ namespace {
 
 class BenchCommandImpl : public BenchCommand {
  public:
-  BenchCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
+  BenchCommandImpl(CLI::App& app, std::string argv0, bench::RemoteBackend* remote) : argv0_(std::move(argv0)) {
+    o_.remote = remote;
     auto* c = app.add_subcommand("bench", "Score generations on a KernelBench-format suite: pass@k, fast_p@k");
     c->add_option("--suite", o_.suite_dir, "Suite directory (level1/, level2/, ... of task files)");
     c->add_option("--generations", o_.generations,
@@ -37,6 +40,10 @@ class BenchCommandImpl : public BenchCommand {
                   "adds speedups against torch.compile to the report");
     c->add_option("--server", o_.server, "Verify through a running kz serve at this URL (http://host:port)");
     c->add_option("--client", o_.client, "With --server: the client name for the server's fairness (default kz-bench)");
+    c->add_option("--generate", generate_run_,
+                  "Generate into this run directory while verifying: runs `kz generate --suite SUITE --out RUN` "
+                  "with the arguments after --, and verifies each sample as it arrives");
+    c->add_option("generate_args", generate_args_, "After --: the arguments of kz generate (--endpoint, --model, ...)");
     local_only_ = {c->get_option("--jobs"), c->get_option("--cpu"), c->get_option("--timeout"),
                    c->get_option("--cache-dir")};
     auto* r = c->add_subcommand("report", "Recompute report.* from <out>/verdicts.jsonl (verifies nothing)");
@@ -98,10 +105,10 @@ class BenchCommandImpl : public BenchCommand {
       sc_.verify.footprint = true;
       return bench::RunSelfCheck(sc_, worker::LocateWorker(argv0_));
     }
-    if (o_.suite_dir.empty() || o_.generations.empty() || o_.out_dir.empty()) {
-      std::cerr << "kz bench: --suite, --generations and --out are required\n";
-      return verify::kExitUsage;
-    }
+    if (!generate_run_.empty() && !o_.generations.empty()) return Usage("give --generations or --generate, not both");
+    if (generate_run_.empty() && !generate_args_.empty()) return Usage("arguments after -- need --generate RUN");
+    if (o_.suite_dir.empty() || (o_.generations.empty() && generate_run_.empty()) || o_.out_dir.empty())
+      return Usage("--suite, --generations (or --generate) and --out are required");
     if (o_.verify.cache_dir.empty()) o_.verify.cache_dir = verify::DefaultCacheDir();
     o_.verify.footprint = true;  // known before a sample runs; too large: refused up front
     if (o_.verify.jobs <= 0) o_.verify.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
@@ -112,11 +119,27 @@ class BenchCommandImpl : public BenchCommand {
       for (const auto* opt : local_only_)
         if (opt->count() > 0)
           std::cerr << "kz bench: " << opt->get_name() << " has no effect with --server (the server's settings apply)\n";
+    if (!generate_run_.empty()) return RunFollowing();
     return bench::RunBench(o_, worker::LocateWorker(argv0_));
   }
 
+  int RunFollowing() {
+    bench::FollowOptions f;
+    f.generator_argv = {SiblingPath(argv0_.c_str(), "kz-generate"), "generate", "--suite", o_.suite_dir,
+                        "--out", generate_run_};
+    f.generator_argv.insert(f.generator_argv.end(), generate_args_.begin(), generate_args_.end());
+    f.jsonl = generate_run_ + "/generations.jsonl";
+    return bench::RunBenchFollowing(o_, f, worker::LocateWorker(argv0_));
+  }
+
+  static int Usage(const std::string& msg) {
+    std::cerr << "kz bench: " << msg << "\n";
+    return verify::kExitUsage;
+  }
+
  private:
-  std::string argv0_, report_out_, report_baseline_;
+  std::string argv0_, report_out_, report_baseline_, generate_run_;
+  std::vector<std::string> generate_args_;
   CLI::App* cmd_ = nullptr;
   CLI::App* report_ = nullptr;
   CLI::App* baseline_ = nullptr;
@@ -130,8 +153,18 @@ class BenchCommandImpl : public BenchCommand {
 };
 }  // namespace
 
-std::unique_ptr<BenchCommand> AddBenchCommand(CLI::App& app, const std::string& argv0) {
-  return std::make_unique<BenchCommandImpl>(app, argv0);
+std::unique_ptr<BenchCommand> AddBenchCommand(CLI::App& app, const std::string& argv0, bench::RemoteBackend* remote) {
+  return std::make_unique<BenchCommandImpl>(app, argv0, remote);
+}
+
+bool IsBenchServerInvocation(int argc, char** argv) {
+  if (!IsInvocationOf(argc, argv, "bench")) return false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") return false;
+    if (a == "--server" || a.rfind("--server=", 0) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace kz::cli

@@ -6,6 +6,10 @@
 
 #include <CLI/CLI.hpp>
 
+namespace kz::bench {
+class RemoteBackend;
+}
+
 namespace kz::cli {
 
 class BenchCommand {
@@ -15,6 +19,13 @@ class BenchCommand {
   virtual int Run() = 0;  // the process exit code
 };
 
-std::unique_ptr<BenchCommand> AddBenchCommand(CLI::App& app, const std::string& argv0);
+// `remote`: --server's verifier (kz-bench passes one; kz passes none and execs kz-bench for
+// --server, see IsBenchServerInvocation).
+std::unique_ptr<BenchCommand> AddBenchCommand(CLI::App& app, const std::string& argv0,
+                                              bench::RemoteBackend* remote = nullptr);
+
+// True for `kz bench ... --server URL` (before any `--`): kz hands it to kz-bench, which
+// links libcurl.
+bool IsBenchServerInvocation(int argc, char** argv);
 
 }  // namespace kz::cli

@@ -22,10 +22,14 @@ bool IsInvocationOf(int argc, char** argv, const char* subcommand) {
   return false;
 }
 
-int ExecSibling(int argc, char** argv, const char* exe) {
+std::string SiblingPath(const char* argv0, const char* exe) {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  std::string path = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / exe;
+  return (ec ? std::filesystem::path(argv0) : self).parent_path() / exe;
+}
+
+int ExecSibling(int argc, char** argv, const char* exe) {
+  std::string path = SiblingPath(argv[0], exe);
   std::vector<char*> args(argv, argv + argc);
   args[0] = path.data();
   args.push_back(nullptr);

@@ -7,6 +7,7 @@
 #include "generate/generator.h"
 #include "generate/openai_endpoint.h"
 #include "generate/prompt.h"
+#include "generate/proposer.h"
 #include "generate/replay_endpoint.h"
 #include "verify/status.h"
 
@@ -20,7 +21,9 @@ class GenerateCommandImpl : public GenerateCommand {
  public:
   GenerateCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("generate", "Sample kernels from an OpenAI-compatible model for a suite");
-    c->add_option("--suite", o_.suite_dir, "Suite directory (level1/, level2/, ... of task files)")->required();
+    c->add_option("--suite", o_.suite_dir, "Suite directory (level1/, level2/, ... of task files); Coder mode");
+    c->add_flag("--proposer", proposer_, "Proposer mode: API sets in, KernelBench-format modules out");
+    c->add_option("--api-sets", api_sets_, "With --proposer: JSONL of API sets, one {\"id\", \"apis\"} per line");
     c->add_option("--out", o_.out_dir, "Run directory: generations.jsonl, KernelBench-layout files")->required();
     c->add_option("--model", o_.model, "Model name sent to the endpoint")->required();
     c->add_option("--endpoint", opt_.base_url, "Base URL, e.g. http://127.0.0.1:8080/v1 (not needed with --replay)");
@@ -45,31 +48,19 @@ class GenerateCommandImpl : public GenerateCommand {
 
   int Run() override {
     if (replay_.empty() == opt_.base_url.empty()) return Usage("give exactly one of --endpoint and --replay");
+    if (proposer_ != o_.suite_dir.empty() || proposer_ == api_sets_.empty())
+      return Usage(proposer_ ? "--proposer takes --api-sets FILE and no --suite" : "give --suite (or --proposer --api-sets FILE)");
     generate::PromptTemplate prompt;
-    std::string err, path = prompt_file_;
-    if (path.empty()) {
-      std::string dir = generate::LocatePromptsDir(argv0_);
-      if (dir.empty()) return Usage("no prompts/ directory found (set KZ_PROMPTS_DIR or give --prompt)");
-      path = dir + "/" + generate::DefaultTemplateName(o_.backend, o_.proposer);
-    }
-    if (!generate::LoadTemplate(path, &prompt, &err)) return Usage(err);
-    o_.api = api_ == "completions" ? generate::Api::kCompletions : generate::Api::kChat;
-    if (temperature_ >= 0) o_.sampling.temperature = temperature_;
-    if (top_p_ >= 0) o_.sampling.top_p = top_p_;
-    if (max_tokens_ > 0) o_.sampling.max_tokens = max_tokens_;
-    if (seed_ >= 0) o_.sampling.seed = seed_;
-    opt_.model = o_.model;
-    opt_.max_response_bytes = static_cast<size_t>(max_mib_ * (1 << 20));
-    opt_.retry.max_attempts = retries_ + 1;
+    std::string err;
+    if (!LoadPrompt(&prompt, &err)) return Usage(err);
+    std::vector<generate::ApiSet> sets;
+    std::vector<std::string> bad;
+    if (proposer_ && !generate::ReadApiSets(api_sets_, &sets, &bad, &err)) return Usage("--api-sets: " + err);
+    for (const auto& b : bad) std::cerr << "kz generate: " << b << "; skipped\n";
+    if (proposer_ && sets.empty()) return Usage("--api-sets: " + api_sets_ + " holds no valid API set");
+    SetSampling();
     std::unique_ptr<generate::Endpoint> inner;
-    if (!replay_.empty()) {
-      auto replay = std::make_unique<generate::ReplayEndpoint>();
-      if (!replay->Load(replay_, o_.model, &err)) return Usage(err);
-      if (replay->bad_lines()) std::cerr << "kz generate: " << replay->bad_lines() << " unreadable transcript lines skipped\n";
-      inner = std::move(replay);
-    } else {
-      inner = std::make_unique<generate::OpenAiEndpoint>(opt_);
-    }
+    if (!MakeEndpoint(&inner, &err)) return Usage(err);
     generate::Endpoint* endpoint = inner.get();
     generate::RecordingEndpoint recorder(inner.get(), o_.model);
     if (!record_.empty()) {
@@ -78,16 +69,61 @@ class GenerateCommandImpl : public GenerateCommand {
     }
     std::signal(SIGINT, OnSigint);
     std::signal(SIGTERM, OnSigint);
+    if (proposer_) return generate::RunPropose(ProposeOptions(bad.size()), sets, prompt, endpoint, &g_cancel);
     return generate::RunGenerate(o_, prompt, endpoint, &g_cancel);
   }
 
  private:
+  bool LoadPrompt(generate::PromptTemplate* prompt, std::string* err) const {
+    std::string path = prompt_file_;
+    if (path.empty()) {
+      std::string dir = generate::LocatePromptsDir(argv0_);
+      if (dir.empty()) return *err = "no prompts/ directory found (set KZ_PROMPTS_DIR or give --prompt)", false;
+      path = dir + "/" + generate::DefaultTemplateName(o_.backend, proposer_);
+    }
+    return generate::LoadTemplate(path, prompt, err);
+  }
+
+  void SetSampling() {
+    o_.api = api_ == "completions" ? generate::Api::kCompletions : generate::Api::kChat;
+    if (temperature_ >= 0) o_.sampling.temperature = temperature_;
+    if (top_p_ >= 0) o_.sampling.top_p = top_p_;
+    if (max_tokens_ > 0) o_.sampling.max_tokens = max_tokens_;
+    if (seed_ >= 0) o_.sampling.seed = seed_;
+    opt_.model = o_.model;
+    opt_.max_response_bytes = static_cast<size_t>(max_mib_ * (1 << 20));
+    opt_.retry.max_attempts = retries_ + 1;
+  }
+
+  bool MakeEndpoint(std::unique_ptr<generate::Endpoint>* out, std::string* err) const {
+    if (replay_.empty()) return *out = std::make_unique<generate::OpenAiEndpoint>(opt_), true;
+    auto replay = std::make_unique<generate::ReplayEndpoint>();
+    if (!replay->Load(replay_, o_.model, err)) return false;
+    if (replay->bad_lines()) std::cerr << "kz generate: " << replay->bad_lines() << " unreadable transcript lines skipped\n";
+    *out = std::move(replay);
+    return true;
+  }
+
+  generate::ProposeOptions ProposeOptions(size_t bad_lines) const {
+    generate::ProposeOptions p;
+    p.out_dir = o_.out_dir;
+    p.model = o_.model;
+    p.samples = o_.samples;
+    p.concurrency = o_.concurrency;
+    p.api = o_.api;
+    p.sampling = o_.sampling;
+    p.deadline_s = o_.deadline_s;
+    p.skipped = bad_lines * static_cast<size_t>(o_.samples);
+    return p;
+  }
+
   static int Usage(const std::string& msg) {
     std::cerr << "kz generate: " << msg << "\n";
     return verify::kExitUsage;
   }
 
-  std::string argv0_, prompt_file_, replay_, record_, api_ = "chat";
+  std::string argv0_, prompt_file_, replay_, record_, api_sets_, api_ = "chat";
+  bool proposer_ = false;
   double temperature_ = -1, top_p_ = -1, max_mib_ = 8;
   int max_tokens_ = 0, retries_ = 5;
   long long seed_ = -1;

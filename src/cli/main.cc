@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   if (kz::cli::IsServeInvocation(argc, argv)) return kz::cli::ExecServe(argc, argv);
   if (kz::cli::IsInvocationOf(argc, argv, "worker")) return kz::cli::ExecSibling(argc, argv, "kz-worker");
   if (kz::cli::IsInvocationOf(argc, argv, "generate")) return kz::cli::ExecSibling(argc, argv, "kz-generate");
+  if (kz::cli::IsBenchServerInvocation(argc, argv)) return kz::cli::ExecSibling(argc, argv, "kz-bench");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,7 +1,8 @@
-// `kz generate`: for every task of a suite and every sample 0..n-1 not yet in the run,
-// render the prompt, ask the endpoint (one request per sample, n = 1, so that usage is
-// the sample's own and a rerun can ask for exactly what is missing), extract the code,
-// and write the sample (run_log.h). `concurrency` threads call the endpoint at once.
+// `kz generate`, Coder mode: for every task of a suite and every sample 0..n-1 not yet in
+// the run, render the prompt, ask the endpoint (one request per sample, n = 1, so that
+// usage is the sample's own and a rerun can ask for exactly what is missing), extract the
+// code, and write the sample (run_log.h) through the engine of sample_run.h. The Proposer
+// mode is proposer.h.
 #pragma once
 #include <atomic>
 #include <optional>
@@ -23,7 +24,6 @@ struct GenerateOptions {
   Sampling sampling;             // n is forced to 1; seed, when set, is seed + sample
   double deadline_s = 600;       // per request, retries included
   std::vector<std::string> task_ids;  // only these ("" = all)
-  bool proposer = false;         // extract `class Model` instead of `class ModelNew`
 };
 
 // Exit codes: 0 every sample of the run is done; 1 some requests failed (a rerun asks for

@@ -11,14 +11,9 @@
 namespace kz::generate {
 using nlohmann::json;
 
-json SampleRecord(const SampleOutcome& s) {
+json CommonRecord(const SampleOutcome& s) {
   const Extraction& x = s.extraction;
-  json j = {{"format", "kz.generation/1"},
-            {"task", s.task->id},
-            {"level", s.task->level},
-            {"problem", s.task->problem},
-            {"sample", s.sample},
-            {"backend", s.backend},
+  json j = {{"sample", s.sample},
             {"code", x.code},
             {"output_tokens", s.choice->completion_tokens},
             {"tokens",
@@ -33,6 +28,16 @@ json SampleRecord(const SampleOutcome& s) {
             {"prompt_xxh", s.prompt_xxh},
             {"reason", x.reason ? json(ReasonName(*x.reason)) : json(nullptr)}};
   if (x.reason) j["reply"] = bench::ReplaceInvalidUtf8(s.choice->text);  // for a look at what went wrong
+  if (!s.backend.empty()) j["backend"] = s.backend;
+  return j;
+}
+
+json SampleRecord(const bench::SuiteTask& task, const SampleOutcome& s) {
+  json j = CommonRecord(s);
+  j["format"] = "kz.generation/1";
+  j["task"] = task.id;
+  j["level"] = task.level;
+  j["problem"] = task.problem;
   return j;
 }
 
@@ -41,7 +46,7 @@ std::string KernelFileName(int level, int problem, int sample) {
          std::to_string(sample) + "_kernel.py";
 }
 
-LoadedRun LoadRun(const std::string& path) {
+LoadedRun LoadRun(const std::string& path, const RunFormat& format) {
   LoadedRun out;
   std::string text, err;
   if (!util::ReadFile(path, &text, &err)) return out;
@@ -54,23 +59,23 @@ LoadedRun LoadRun(const std::string& path) {
   for (std::string line; std::getline(in, line);) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     json r = json::parse(line, nullptr, false);
-    bool ok = !r.is_discarded() && r.is_object() && r.value("format", "") == "kz.generation/1" &&
-              r.contains("task") && r["task"].is_string() && r.contains("sample") && r["sample"].is_number_integer();
+    const std::string& key = format.key_field;
+    bool ok = !r.is_discarded() && r.is_object() && r.value("format", "") == format.format && r.contains(key) &&
+              r[key].is_string() && r.contains("sample") && r["sample"].is_number_integer();
     if (!ok) {
       ++out.ignored_lines;
       continue;
     }
-    out.records.emplace(std::make_pair(r["task"].get<std::string>(), r["sample"].get<int>()), std::move(r));
+    out.records.emplace(std::make_pair(r[format.key_field].get<std::string>(), r["sample"].get<int>()), std::move(r));
   }
   return out;
 }
 
 bool RewriteSorted(const std::string& path, const LoadedRun& run, std::string* err) {
+  // The map's order is (key, sample): a stable sort by (level, problem) keeps it within a task.
   std::vector<const json*> rows;
   for (const auto& [key, r] : run.records) rows.push_back(&r);
-  auto key = [](const json* r) {
-    return std::make_tuple(r->value("level", 0), r->value("problem", 0), (*r)["sample"].get<int>());
-  };
+  auto key = [](const json* r) { return std::make_tuple(r->value("level", 0), r->value("problem", 0)); };
   std::stable_sort(rows.begin(), rows.end(), [&](const json* a, const json* b) { return key(a) < key(b); });
   std::string text;
   for (const json* r : rows) text += r->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";

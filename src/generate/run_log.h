@@ -19,9 +19,15 @@
 
 namespace kz::generate {
 
+// A run's JSONL: its file name, its records' format and the field that names the unit.
+struct RunFormat {
+  std::string jsonl = "generations.jsonl";
+  std::string format = "kz.generation/1";
+  std::string key_field = "task";
+};
+
 // What a sample's record is made of.
 struct SampleOutcome {
-  const bench::SuiteTask* task = nullptr;
   int sample = 0;
   std::string backend, model, prompt_name, prompt_xxh;
   const Choice* choice = nullptr;
@@ -31,20 +37,27 @@ struct SampleOutcome {
   Extraction extraction;
 };
 
-nlohmann::json SampleRecord(const SampleOutcome& s);
+// The fields every record has (sample, code, tokens, finish reason, latency, attempts,
+// model, prompt, prompt hash, reason, and the reply when there is no code), without
+// format and key: the mode adds those.
+nlohmann::json CommonRecord(const SampleOutcome& s);
+
+// A Coder record (format kz.generation/1): CommonRecord + task, level, problem.
+nlohmann::json SampleRecord(const bench::SuiteTask& task, const SampleOutcome& s);
 
 // KernelBench's file name of a sample.
 std::string KernelFileName(int level, int problem, int sample);
 
 struct LoadedRun {
-  std::map<std::pair<std::string, int>, nlohmann::json> records;  // by (task id, sample); first wins
+  std::map<std::pair<std::string, int>, nlohmann::json> records;  // by (key, sample); first wins
   int ignored_lines = 0;  // torn (a kill) or not ours
 };
 
-// Reads <out>/generations.jsonl; a missing file is an empty run.
-LoadedRun LoadRun(const std::string& jsonl_path);
+// Reads a run's JSONL: records of `format` with a string key field and an integer sample;
+// a missing file is an empty run.
+LoadedRun LoadRun(const std::string& jsonl_path, const RunFormat& format = {});
 
-// Rewrites the JSONL with `records` in (level, problem, sample) order, atomically: the
+// Rewrites the JSONL with `records` in (level, problem, key, sample) order, atomically: the
 // finished file is the same bytes whatever order the replies came in.
 bool RewriteSorted(const std::string& jsonl_path, const LoadedRun& run, std::string* err);
 

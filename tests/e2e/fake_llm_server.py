@@ -2,9 +2,12 @@
 
 Answers POST /v1/chat/completions with a fenced Triton kernel from tests/bench_suite/kernels
 chosen by the task named in the prompt and the request's seed: seed % 3 == 0 the correct
-kernel, 1 a wrong one (ReLU) or the correct one (Row_sum), 2 a reply without code. Every
-request is appended to REQUEST_LOG as "<task> <seed>". Writes its port to PORT_FILE.
-Usage: fake_llm_server.py PORT_FILE REQUEST_LOG [DELAY_S]
+kernel, 1 a wrong one (ReLU) or the correct one (Row_sum), 2 a reply without code. A
+Proposer prompt ("APIs: ...") gets a module (class Model) using the first API, or no code
+when seed % 3 == 2. Every request is appended to REQUEST_LOG as "<task> <seed>" (the API
+set's first API for a Proposer prompt). Writes its port to PORT_FILE. With HOLD_FILE given,
+the request with seed HOLD_SEED is answered only once HOLD_FILE exists.
+Usage: fake_llm_server.py PORT_FILE REQUEST_LOG [DELAY_S [HOLD_SEED HOLD_FILE]]
 """
 import json
 import os
@@ -15,6 +18,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 KERNELS = os.path.join(os.path.dirname(__file__), "..", "bench_suite", "kernels")
 PORT_FILE, LOG = sys.argv[1], sys.argv[2]
 DELAY = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
+HOLD_SEED, HOLD_FILE = (int(sys.argv[4]), sys.argv[5]) if len(sys.argv) > 5 else (None, None)
+MODULE = """Here is the module:
+```python
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return {api}(x)
+
+def get_inputs():
+    return [torch.randn(16, 16)]
+
+def get_init_inputs():
+    return []
+```
+"""
 
 
 def kernel(name):
@@ -30,12 +53,17 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         prompt = body["messages"][0]["content"]
         task = "1_ReLU" if "(1_ReLU)" in prompt else "1_Row_sum"
+        api = prompt.split("APIs: ", 1)[1].split("\n")[0].split(",")[0] if "APIs: " in prompt else None
         seed = body.get("seed", 0)
         with open(LOG, "a") as f:
-            f.write(f"{task} {seed}\n")
+            f.write(f"{api or task} {seed}\n")
         time.sleep(DELAY)
+        while HOLD_FILE and seed == HOLD_SEED and not os.path.exists(HOLD_FILE):
+            time.sleep(0.05)
         if seed % 3 == 2:
             text = "I would use a Triton kernel here."
+        elif api:
+            text = MODULE.format(api=api)
         elif task == "1_ReLU":
             text = "```python\n" + kernel("relu_ok.py" if seed % 3 == 0 else "relu_wrong.py") + "```\n"
         else:

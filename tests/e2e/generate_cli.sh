@@ -93,6 +93,52 @@ err_contains "replay rerun requests nothing" "0 to request, 6 done before"
 expect_exit 1 "replay with another seed" -- "${R[@]/--seed/--temperature}" --seed 7 --out "$W/other"
 err_contains "unknown request is named" "is not in the transcript"
 
+# Proposer mode: API sets in, modules (class Model) out, resumable; bad lines named and skipped.
+printf '%s\n' '{"id": "relu", "apis": ["torch.relu", "torch.sigmoid"]}' '{"id": "tanh", "apis": ["torch.tanh"]}' > "$W/sets.jsonl"
+start_server "$W/prop.log"
+P=("$KZ" generate --proposer --model tiny-test -n 3 --seed 0 --endpoint "http://127.0.0.1:$PORT/v1" --out "$W/prop")
+expect_exit 0 "proposer: 2 API sets x 3 samples" -- "${P[@]}" --api-sets "$W/sets.jsonl"
+check "proposer: 6 requests" test "$(lines "$W/prop.log")" -eq 6
+check "proposer: the prompt carried the API set" grep -q "^torch.relu 0$" "$W/prop.log"
+jsonl_check "proposer: 6 kz.proposal/1 records in (set, sample) order" "$W/prop/proposals.jsonl" \
+  '[(r["format"], r["set"], r["sample"]) for r in rs] == [("kz.proposal/1", s, i) for s in ("relu", "tanh") for i in range(3)]'
+jsonl_check "proposer: apis, tokens and prompt recorded" "$W/prop/proposals.jsonl" \
+  'all(r["apis"] == (["torch.relu", "torch.sigmoid"] if r["set"] == "relu" else ["torch.tanh"]) and r["output_tokens"] == 100 + r["sample"] and r["prompt"] == "proposer_module.v1.txt" and "backend" not in r for r in rs)'
+jsonl_check "proposer: sample 2 has no code and a reason" "$W/prop/proposals.jsonl" \
+  'all((r["reason"] == "no_code") == (r["sample"] == 2) and ("class Model(nn.Module)" in r["code"]) == (r["sample"] != 2) for r in rs)'
+check "proposer: one module file per sample" test "$(ls "$W/prop/modules" | wc -l)" -eq 6
+check "proposer: the module file holds the module" grep -q "return torch.relu(x)" "$W/prop/modules/relu_sample_0.py"
+check "proposer: a sample without code has an empty file" test ! -s "$W/prop/modules/tanh_sample_2.py"
+printf '%s\n' 'not json' '{"id": "../up", "apis": ["torch.abs"]}' '{"id": "relu", "apis": ["torch.abs"]}' '{"id": "x", "apis": []}' >> "$W/sets.jsonl"
+expect_exit 1 "proposer rerun with bad lines: exit 1" -- "${P[@]}" --api-sets "$W/sets.jsonl"
+err_contains "bad JSON line named" "sets.jsonl:3: not a JSON object; skipped"
+err_contains "a path in an id refused" "sets.jsonl:4: \"id\" must be"
+err_contains "a repeated id named" "sets.jsonl:5: id \"relu\" repeated"
+err_contains "empty apis named" "sets.jsonl:6: \"apis\" must be"
+err_contains "proposer rerun asks nothing" "0 to request, 6 done before"
+check "proposer: still 6 requests" test "$(lines "$W/prop.log")" -eq 6
+printf 'nope\n' > "$W/bad_sets.jsonl"
+expect_exit 2 "proposer: no valid set" -- "${P[@]}" --api-sets "$W/bad_sets.jsonl"
+err_contains "says so" "holds no valid API set"
+expect_exit 2 "proposer with --suite" -- "${P[@]}" --api-sets "$W/sets.jsonl" --suite $S
+expect_exit 2 "proposer without --api-sets" -- "${P[@]}"
+stop_server
+
+# TLS failure: https:// to a plain-HTTP server. A clear message, the run stops asking (every
+# request would fail the same way), ends cleanly (exit 1), and keeps what finished before.
+start_server "$W/tls.log"
+T=("$KZ" generate --suite $S --model tiny-test --backend triton --seed 0 --out "$W/tls")
+expect_exit 0 "before TLS: 1 sample per task over http" -- "${T[@]}" -n 1 --endpoint "http://127.0.0.1:$PORT/v1"
+expect_exit 1 "https to a plain-HTTP server: exit 1" -- "${T[@]}" -n 3 --retries 3 --endpoint "https://127.0.0.1:$PORT/v1"
+err_contains "TLS failure named" "tls:"
+err_contains "the run stops asking" "stopping: every other request would fail the same way"
+jsonl_check "finished samples kept" "$W/tls/generations.jsonl" 'sorted((r["task"], r["sample"]) for r in rs) == [("L1_1", 0), ("L2_1", 0)]'
+jsonl_check "failures.jsonl: kind tls, not retried" "$W/tls/failures.jsonl" 'len(rs) >= 1 and all(r["kind"] == "tls" and r["attempts"] == 1 for r in rs)'
+check "no request reached the server over TLS" test "$(lines "$W/tls.log")" -eq 2
+expect_exit 0 "back on http: the rest is asked" -- "${T[@]}" -n 3 --endpoint "http://127.0.0.1:$PORT/v1"
+check "4 more requests" test "$(lines "$W/tls.log")" -eq 6
+stop_server
+
 # Usage errors.
 expect_exit 2 "both --endpoint and --replay" -- "${R[@]}" --endpoint http://127.0.0.1:1/v1 --out "$W/x"
 err_contains "says which" "exactly one of --endpoint and --replay"

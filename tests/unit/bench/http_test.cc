@@ -1,5 +1,6 @@
-// The minimal HTTP/1.1 client of kz bench --server: URL and response parsing, and a real
-// exchange with a stale keep-alive connection against a one-shot loopback server.
+// The HTTP client of kz bench --server (libcurl): URL parsing, a real exchange with a stale
+// keep-alive connection against a one-shot loopback server, and clear transport errors
+// (refused, TLS spoken to a plain-HTTP server).
 #include "bench/http.h"
 
 #include <arpa/inet.h>
@@ -29,48 +30,12 @@ TEST(HttpUrl, Parses) {
   ASSERT_TRUE(ParseHttpUrl("http://[::1]:9000/", &u, &err)) << err;
   EXPECT_EQ(u.host, "::1");
   EXPECT_EQ(u.port, 9000);
-  for (const char* bad : {"https://h:1", "h:1", "http://:80", "http://h:", "http://h:0", "http://h:99999", "http://h:8x"})
+  ASSERT_TRUE(ParseHttpUrl("https://kz.example/api", &u, &err)) << err;
+  EXPECT_TRUE(u.tls);
+  EXPECT_EQ(u.port, 443);
+  EXPECT_EQ(u.prefix, "/api");
+  for (const char* bad : {"ftp://h:1", "h:1", "http://:80", "http://h:", "http://h:0", "http://h:99999", "http://h:8x"})
     EXPECT_FALSE(ParseHttpUrl(bad, &u, &err)) << bad;
-}
-
-HttpParse Parse(const std::string& buf, bool eof, HttpResponse* r, size_t* used) {
-  std::string err;
-  return ParseHttpResponse(buf, eof, r, used, &err);
-}
-
-TEST(HttpResponseParse, ContentLength) {
-  std::string raw = "HTTP/1.1 202 Accepted\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{\"a\":1}";
-  HttpResponse r;
-  size_t used = 0;
-  for (size_t cut = 0; cut < raw.size(); ++cut) EXPECT_EQ(Parse(raw.substr(0, cut), false, &r, &used), HttpParse::kIncomplete) << cut;
-  ASSERT_EQ(Parse(raw + "HTTP/1.1", false, &r, &used), HttpParse::kDone);
-  EXPECT_EQ(used, raw.size());
-  EXPECT_EQ(r.status, 202);
-  EXPECT_EQ(r.body, "{\"a\":1}");
-  EXPECT_EQ(r.headers["content-type"], "application/json");
-  EXPECT_FALSE(r.close);
-  EXPECT_EQ(Parse(raw.substr(0, raw.size() - 1), true, &r, &used), HttpParse::kError) << "truncated at EOF";
-}
-
-TEST(HttpResponseParse, ChunkedCloseAndEof) {
-  HttpResponse r;
-  size_t used = 0;
-  std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n6;x=y\r\npedia \r\n0\r\n\r\n";
-  EXPECT_EQ(Parse(chunked.substr(0, chunked.size() - 2), false, &r, &used), HttpParse::kIncomplete);
-  ASSERT_EQ(Parse(chunked, false, &r, &used), HttpParse::kDone);
-  EXPECT_EQ(r.body, "Wikipedia ");
-  EXPECT_EQ(used, chunked.size());
-  std::string close = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 5\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}";
-  ASSERT_EQ(Parse(close, false, &r, &used), HttpParse::kDone);
-  EXPECT_TRUE(r.close);
-  EXPECT_EQ(r.headers["retry-after"], "5");
-  std::string eof = "HTTP/1.0 200 OK\r\n\r\nbody to the end";
-  EXPECT_EQ(Parse(eof, false, &r, &used), HttpParse::kIncomplete);
-  ASSERT_EQ(Parse(eof, true, &r, &used), HttpParse::kDone);
-  EXPECT_EQ(r.body, "body to the end");
-  EXPECT_TRUE(r.close);
-  EXPECT_EQ(Parse("SSH-2.0-OpenSSH\r\n\r\n", false, &r, &used), HttpParse::kError);
-  EXPECT_EQ(Parse("", true, &r, &used), HttpParse::kError);
 }
 
 // Accepts `connections` connections one after another; on each answers one request
@@ -145,6 +110,31 @@ TEST(HttpClient, UnreachableIsAClearError) {
   std::string err;
   EXPECT_FALSE(client.Request("GET", "/healthz", "", &r, &err));
   EXPECT_NE(err.find("cannot connect to 127.0.0.1:1"), std::string::npos) << err;
+}
+
+TEST(HttpClient, TlsToAPlainServerIsAClearError) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  listen(fd, 1);
+  std::thread server([fd] {  // answers the TLS hello in plain HTTP
+    int c = accept(fd, nullptr, nullptr);
+    const char reply[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    write(c, reply, sizeof reply - 1);
+    usleep(200000);
+    close(c);
+  });
+  HttpClient client({"127.0.0.1", ntohs(a.sin_port), "", true}, 10);
+  HttpResponse r;
+  std::string err;
+  EXPECT_FALSE(client.Request("GET", "/healthz", "", &r, &err));
+  EXPECT_NE(err.find("TLS failure with 127.0.0.1:"), std::string::npos) << err;
+  server.join();
+  close(fd);
 }
 
 }  // namespace
