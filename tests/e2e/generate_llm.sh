@@ -69,7 +69,7 @@ python3 tests/e2e/counting_proxy.py "${URL%/v1}" "$W/port" "$W/requests.jsonl" 1
 for _ in $(seq 100); do [[ -f "$W/port" ]] && break; sleep 0.1; done
 PURL="http://127.0.0.1:$(cat "$W/port")/v1"
 SIG=$([[ $((RANDOM % 2)) -eq 0 ]] && echo KILL || echo INT)
-AFTER=$((RANDOM % 5))                        # finished samples to wait for (0-4)
+AFTER=$((1 + RANDOM % 4))                    # finished samples to wait for (1-4)
 DELAY=$(printf '0.%03d' $((RANDOM % 1000)))  # then 0-1 s more
 echo "kill point: SIG$SIG after $AFTER finished samples + ${DELAY} s"
 "${G[@]}" --backend triton --seed 11 --endpoint "$PURL" --out "$W/killed" 2>"$W/killed.err" & GEN=$!
