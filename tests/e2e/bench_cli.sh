@@ -26,7 +26,7 @@ check() {  # check NAME CMD...: CMD succeeds
 }
 
 expect_exit 2 "bench without --suite" -- "$KZ" bench --generations "$W/gens.jsonl" --out "$W/o"
-err_contains "missing options are named" "--suite, --generations and --out are required"
+err_contains "missing options are named" "--suite, --generations (or --generate) and --out are required"
 expect_exit 2 "suite that does not exist" -- "${B[@]/$S//nonexistent}" --generations "$W/gens.jsonl" --out "$W/o"
 expect_exit 2 "generations that do not exist" -- "${B[@]}" --generations "$W/none.jsonl" --out "$W/o"
 

@@ -37,10 +37,13 @@ accepted() { curl -s "$BASE/metrics" | awk -F' ' '/^kz_requests_total\{outcome="
 
 expect_exit 4 "unreachable server" -- "${B[@]}" --generations "$TMP/gens.jsonl" --out "$TMP/o0" --server http://127.0.0.1:1
 err_contains "unreachable is a clear error" "cannot reach kz serve at http://127.0.0.1:1"
-expect_exit 2 "https URL refused" -- "${B[@]}" --generations "$TMP/gens.jsonl" --out "$TMP/o0" --server https://127.0.0.1:1
+expect_exit 2 "a URL that is not http(s) refused" -- "${B[@]}" --generations "$TMP/gens.jsonl" --out "$TMP/o0" --server ftp://127.0.0.1:1
 
 start_server
 O=$TMP/out
+# TLS failure: https:// to the plain-HTTP kz serve: a clear message, exit 4, nothing written lost.
+expect_exit 4 "https to a plain-HTTP server" -- "${B[@]}" --generations "$TMP/gens.jsonl" --out "$TMP/o0" --server "${BASE/http:/https:}"
+err_contains "TLS failure named" "TLS failure with 127.0.0.1:"
 expect_exit 0 "bench through the server" -- "${B[@]}" --generations "$TMP/gens.jsonl" --out "$O" --server "$BASE" --cpu
 err_contains "progress line" "4/4 verified, 3 correct"
 err_contains "local-only flag noted" "--cpu has no effect with --server"
