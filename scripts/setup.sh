@@ -25,7 +25,8 @@ if ((${#need_apt[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c "import torch, triton, ninja, pytest" 2>/dev/null; then
+# The ninja binary comes from apt (ninja-build): torch's load_inline and the farm run it.
+if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c "import torch, triton, pytest" 2>/dev/null; then
   echo "setup: creating .venv with torch and triton (a few minutes the first time)"
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip
