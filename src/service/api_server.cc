@@ -62,6 +62,7 @@ void ApiServer::Routes() {
     if (req.body.size() > limits_.max_batch_bytes) return Error(res, 413, "request body too large (--max-batch-bytes)");
     PostBatch(req, res);
   });
+  http_->Post("/v1/rewards", [this](const httplib::Request& req, httplib::Response& res) { PostRewards(req, res); });
   http_->Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) { GetJob(req, res); });
   http_->Delete(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) { DeleteJob(req, res); });
   http_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {

@@ -1,6 +1,6 @@
 // The HTTP JSON API of `kz serve` (docs/api.md) on cpp-httplib. Handlers run on
-// httplib's thread pool; none blocks except POST /v1/verify?wait=true, which waits on the
-// scheduler's condition variable for at most `wait_timeout`.
+// httplib's thread pool; none blocks except POST /v1/verify?wait=true and POST /v1/rewards,
+// which wait on the scheduler's condition variable for at most `wait_timeout`.
 #pragma once
 #include <chrono>
 #include <memory>
@@ -41,6 +41,7 @@ class ApiServer {
   void PostBatch(const httplib::Request& req, httplib::Response& res);   // api_jobs.cc
   void GetJob(const httplib::Request& req, httplib::Response& res);      // api_jobs.cc
   void DeleteJob(const httplib::Request& req, httplib::Response& res);   // api_jobs.cc
+  void PostRewards(const httplib::Request& req, httplib::Response& res); // api_rewards.cc
   Scheduler* scheduler_;
   ApiLimits limits_;
   std::unique_ptr<httplib::Server> http_;
