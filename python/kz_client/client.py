@@ -159,6 +159,35 @@ class Client:
         job = reply if reply.get("status") == "cancelled" else self.wait(reply["id"], timeout=wait_timeout)
         return self._verdict_of(job)
 
+    def rewards(self, task, candidates, backend=None, options=None, reward=None, priority=None,
+                wait_timeout=None, poll=2.0):
+        """POST /v1/rewards (docs/api.md): one group of `candidates` (sources) for `task`;
+        returns {"gate", "accuracy", "zero_variance", "reward", "samples": [{"status",
+        "speedup", "speed_term", "reward", "advantage", "verdict", ...}]}. `reward`: CA-GRPO
+        options (alpha, beta, speedup_cap, eps, baseline). When the server's --wait-timeout
+        passes first (202), the same body is sent again every `poll` s (the stored verdicts
+        answer it) until done or `wait_timeout` s (None: no limit; then KzError)."""
+        body = {"task": task, "samples": [{"candidate": c} for c in candidates]}
+        if backend:
+            body["backend"] = backend
+        if options:
+            body["options"] = dict(options)
+        if reward:
+            body["reward"] = dict(reward)
+        if priority is not None:
+            body["priority"] = int(priority)
+        if self.client_name:
+            body["client"] = self.client_name
+        deadline = None if wait_timeout is None else time.monotonic() + wait_timeout
+        timeout = max(self.timeout, WAIT_REQUEST_TIMEOUT)
+        while True:
+            status, _, reply = self._request("POST", "/v1/rewards", body, timeout=timeout)
+            if status == 200:
+                return reply
+            if deadline is not None and time.monotonic() >= deadline:
+                raise KzError(None, f"rewards not ready after {wait_timeout} s", reply)
+            time.sleep(poll)
+
     @staticmethod
     def _verdict_of(job):
         state = job.get("state", job.get("status"))

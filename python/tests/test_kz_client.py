@@ -231,6 +231,19 @@ def test_batch_and_wait(server):
     assert jobs[entries[2]]["verdict"]["status"] == "incorrect"
 
 
+def test_rewards_of_a_group(server):
+    kz = Client(server, client_name="trainer")
+    r = kz.rewards(TASK, [OK, WRONG, OK], backend="triton", options=dict(FAST, seed=13),
+                   reward={"alpha": 0.5, "baseline": "leave_one_out"}, wait_timeout=240)
+    assert [s["status"] for s in r["samples"]] == ["correct", "incorrect", "correct"]
+    assert r["gate"] is True and abs(r["accuracy"] - 2 / 3) < 1e-9
+    assert [s["reward"] for s in r["samples"]] == [1, 0, 1]
+    assert [round(s["advantage"], 9) for s in r["samples"]] == [0.5, -1.0, 0.5]
+    with pytest.raises(KzError) as e:
+        kz.rewards(TASK, [OK], reward={"beta": -1})
+    assert e.value.status == 400 and "beta" in e.value.reason
+
+
 def test_cancel_queued_and_running(server):
     kz = Client(server, client_name="canceller")
     slow = kz.verify(TASK, slow_candidate(60), options=FAST, wait=False)["id"]
