@@ -7,7 +7,9 @@ Selection rule (docs/curriculum.md, "Selection rule"), from three sources:
   - nn modules: public `torch.nn` classes that subclass nn.Module;
   - functional: public callables of `torch.nn.functional`;
   - torch functions: public builtins of `torch` that are also `torch.Tensor` methods
-    (the tensor-math namespace), plus a few method-only layout calls (METHOD_ONLY);
+    (the tensor-math namespace), the tensor functions without a method form because they
+    take several tensors (TORCH_ONLY: cat, stack, einsum, ...), and a few method-only
+    layout calls (METHOD_ONLY);
 each kept only when it is computational (a tensor function of tensors), deterministic
 (no sampling, no dropout) and expressible as one fixed-shape kernel (no data-dependent
 output shapes, no LAPACK-style decompositions, no sparse / quantized / complex-only,
@@ -26,6 +28,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 FORMAT, VERSION = "kz.api_catalog", 1
+# Tensor functions with no method form: they take several tensors (a list, or operands).
+TORCH_ONLY = ("cat", "stack", "hstack", "vstack", "dstack", "column_stack", "einsum", "tensordot",
+              "cdist", "block_diag", "cartesian_prod")
 METHOD_ONLY = ("view", "view_as", "expand", "expand_as", "repeat", "contiguous", "reshape_as",
                "unfold", "type_as")
 DENY = [r"^is_", r"^rand", r"dropout", r"bernoulli", r"multinomial", r"poisson", r"normal$",
@@ -34,7 +39,7 @@ DENY = [r"^is_", r"^rand", r"dropout", r"bernoulli", r"multinomial", r"poisson",
         r"resolve_conj|resolve_neg|view_as_real|view_as_complex|polar|complex)$",
         r"^(nonzero|nonzero_static|unique|unique_consecutive|masked_select|argwhere|bincount|"
         r"histc|histogram|sort|argsort|msort|topk|kthvalue|median|nanmedian|mode|"
-        r"where)$", r"^(svd|qr|eig|symeig|lstsq|cholesky|lu|slogdet|logdet|det|inverse|pinverse|"
+        r"count_nonzero)$", r"^(svd|qr|eig|symeig|lstsq|cholesky|lu|slogdet|logdet|det|inverse|pinverse|"
         r"matrix_exp|triangular_solve|ormqr|geqrf|orgqr|cholesky_solve|cholesky_inverse|"
         r"lu_solve|lu_unpack|matrix_power|linalg)", r"^(lobpcg|svd_lowrank|pca_lowrank)$",
         r"^(to|type|data_ptr|element_size|numel|dim|size|stride|storage|item|tolist|"
@@ -125,6 +130,8 @@ def sources() -> list:
         if (not n.startswith("_") and not hasattr(torch.Tensor, n) and key_of(n) in keys
                 and type(obj).__name__ == "builtin_function_or_method" and not denied(n)):
             out.append(("function", f"torch.{n}", obj))
+    for n in TORCH_ONLY:
+        out.append(("function", f"torch.{n}", getattr(torch, n)))
     for n in METHOD_ONLY:
         out.append(("method", f"Tensor.{n}", getattr(torch.Tensor, n)))
     return out
