@@ -18,7 +18,8 @@ import time
 from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
 
-OPS = ("extract", "build", "run", "screen", "baseline", "task_check", "footprint")
+OPS = ("extract", "build", "run", "screen", "baseline", "task_check", "footprint", "module_scan",
+       "validate")
 
 
 def _protocol_error(message: str) -> dict:
@@ -56,6 +57,12 @@ def handle(request: dict, channel: Channel) -> dict:
         if op == "footprint":
             from .footprint_op import footprint_op
             return footprint_op(request)
+        if op == "module_scan":
+            from .module_scan import module_scan_op
+            return module_scan_op(request)
+        if op == "validate":
+            from .validate import validate_op
+            return validate_op(request, channel)
         if op == "task_check":
             from .task_check import task_check_op
             return task_check_op(request, channel)

@@ -1,0 +1,67 @@
+"""The validate op's forked children (docs/curriculum.md "Validation"): facts of a good
+module; a hang is killed at the deadline, with the forks it made; os._exit and a crash are
+reported as the child's end; gigabytes of printing cost nothing; the op itself survives all."""
+
+import os
+import socket
+import textwrap
+import time
+
+from kz_worker.validate import validate_op
+
+TAIL = "\n\ndef get_inputs():\n    return [torch.randn(32, 64)]\n\n\ndef get_init_inputs():\n    return []\n"
+
+
+class _Channel:
+    def __init__(self):
+        self.a, self.b = socket.socketpair()
+        self.fd = self.b.fileno()
+        self.events = []
+
+    def event(self, stage, data):
+        self.events.append((stage, data))
+
+
+def _module(tmp_path, name, forward, head="import torch\n"):
+    body = textwrap.indent(textwrap.dedent(forward).strip(), " " * 8)
+    text = f"{head}\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n{body}\n" + TAIL
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    return str(path)
+
+
+def test_children_limits(tmp_path):
+    marker = tmp_path / "grandchild_alive"
+    paths = [
+        _module(tmp_path, "good", "return torch.relu(x) + x"),
+        _module(tmp_path, "hang", f"""
+            if os.fork() == 0:
+                time.sleep(3)
+                open({str(marker)!r}, "w").write("alive")
+                os._exit(0)
+            while True:
+                pass""", head="import os\nimport time\nimport torch\n"),
+        _module(tmp_path, "exits", "os._exit(7)", head="import os\nimport torch\n"),
+        _module(tmp_path, "prints", "for _ in range(2000):\n    print('x' * 1000000)\nreturn x * 2"),
+    ]
+    channel = _Channel()
+    start = time.monotonic()
+    result = validate_op({"modules": [{"path": p} for p in paths], "options": {"timeout_s": 2}}, channel)
+    by_name = {os.path.basename(m["path"]): m for m in result["modules"]}
+    good = by_name["good.py"]
+    assert good["end"] == "result" and good["finite"] and good["weak_task"] is None
+    assert good["reference"]["deterministic"] and good["reference"]["input_sensitive"]
+    assert good["fp64"]["rel_l2"] < 1e-6 and good["footprint"]["total_bytes"] == 2 * 32 * 64 * 4
+    assert by_name["hang.py"]["end"] == "timeout" and 2 <= by_name["hang.py"]["seconds"] < 4
+    assert by_name["exits.py"]["end"] == "crashed" and by_name["exits.py"]["exit"] == "exit 7"
+    assert by_name["prints.py"]["end"] == "result" and by_name["prints.py"]["finite"]
+    assert [s for s, _ in channel.events] == ["module"] * 4
+    time.sleep(max(0.0, start + 6 - time.monotonic()))
+    assert not marker.exists()  # the hanging module's fork died with its group
+
+
+def test_memory_limit(tmp_path):
+    path = _module(tmp_path, "blowup", "return x.repeat(1, 2 ** 21).sum(dim=1)")
+    result = validate_op({"modules": [{"path": path}], "options": {"memory_bytes": 256 << 20}}, _Channel())
+    facts = result["modules"][0]
+    assert facts["end"] == "result" and "allocate" in facts["run_error"], facts
