@@ -35,6 +35,14 @@ int main(int argc, char** argv) {
   app.add_subcommand("generate", "Sample kernels from an OpenAI-compatible model (docs/generate.md); `kz generate --help`")
       ->allow_extras()
       ->prefix_command();
+  app.add_subcommand("propose", "The curriculum: API catalog, co-occurrence, API sets (docs/curriculum.md)")
+      ->allow_extras()
+      ->prefix_command();
+  app.add_subcommand("frontier", "The frontier pool: stats, list, export (docs/curriculum.md)")
+      ->allow_extras()
+      ->prefix_command();
+  if (kz::cli::IsInvocationOf(argc, argv, "propose") || kz::cli::IsInvocationOf(argc, argv, "frontier"))
+    return kz::cli::ExecSibling(argc, argv, "kz-propose");
   if (kz::cli::IsServeInvocation(argc, argv)) return kz::cli::ExecServe(argc, argv);
   if (kz::cli::IsInvocationOf(argc, argv, "worker")) return kz::cli::ExecSibling(argc, argv, "kz-worker");
   if (kz::cli::IsInvocationOf(argc, argv, "generate")) return kz::cli::ExecSibling(argc, argv, "kz-generate");

@@ -1,0 +1,197 @@
+#include "cli/propose_command.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "curriculum/catalog.h"
+#include "curriculum/cooccur.h"
+#include "curriculum/frontier_pool.h"
+#include "curriculum/plots.h"
+#include "curriculum/sampler.h"
+#include "curriculum/scan.h"
+#include "cli/propose_validate.h"
+#include "util/fs.h"
+#include "verify/status.h"
+#include "worker/worker_client.h"
+
+namespace kz::cli {
+namespace {
+using nlohmann::json;
+namespace cur = kz::curriculum;
+
+int Usage(const std::string& what) {
+  std::cerr << "kz propose: " << what << "\n";
+  return verify::kExitUsage;
+}
+
+// KernelBench's levels 1-3 under $KZ_KERNELBENCH (a user's checkout; never shipped).
+std::vector<std::string> DefaultCorpus() {
+  const char* kb = std::getenv("KZ_KERNELBENCH");
+  if (!kb || !*kb) return {};
+  return {std::string(kb) + "/level1", std::string(kb) + "/level2", std::string(kb) + "/level3"};
+}
+
+class ProposeImpl : public ProposeCommand {
+ public:
+  ProposeImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
+    propose_ = app.add_subcommand("propose", "The curriculum: API catalog, co-occurrence, API sets");
+    propose_->add_option("--catalog", catalog_path_, "API catalog (default data/api_catalog.json; $KZ_API_CATALOG)");
+    auto* apis = propose_->add_subcommand("apis", "List the API catalog");
+    apis->add_flag("--json", json_, "One JSON object per API");
+    apis->add_option("--category", category_, "Only this category");
+    auto* mine = propose_->add_subcommand("mine", "Mine API co-occurrence statistics from a module corpus");
+    mine->add_option("--corpus", corpus_, "Corpus directory, repeatable (default $KZ_KERNELBENCH/level1..3)");
+    mine->add_option("--out", out_, "Statistics file to write (kz.cooccur JSON)")->required();
+    mine->add_option("--plots", plots_, "Directory for cooccurrence.svg and coverage.svg");
+    mine->add_flag("--with-operators", with_ops_, "Count operators (@, +, *) as their torch APIs");
+    auto* sample = propose_->add_subcommand("sample", "Draw API sets (JSONL on stdout)");
+    sample->add_option("--sets", sets_, "Number of sets")->required()->check(CLI::PositiveNumber);
+    sample->add_option("-k", options_.k, "APIs per set (default 3)");
+    sample->add_option("--rho", options_.rho, "Share of sets from the frontier pool's failed sets (default 0)");
+    sample->add_option("--seed", options_.seed, "Seed (default 1)");
+    sample->add_option("--stats", stats_path_, "Co-occurrence statistics (kz propose mine); none: uniform");
+    sample->add_option("--pool", pool_path_, "Frontier pool whose unsolved sets feed the rho share");
+    sample->add_flag("--coverage", coverage_, "Print the coverage measurement instead of the sets");
+    AddValidate();
+    propose_->require_subcommand(1);
+    apis_ = apis, mine_ = mine, sample_ = sample;
+    frontier_ = AddFrontierCommand(app.add_subcommand("frontier", "The frontier pool: stats, list, export"));
+  }
+
+  int Run() override {
+    if (frontier_ && !propose_->parsed()) return frontier_->Run();
+    std::string err;
+    if (catalog_path_.empty()) catalog_path_ = cur::DefaultCatalogPath(argv0_);
+    if (!catalog_.Load(catalog_path_, &err)) return Usage(err);
+    if (apis_->parsed()) return Apis();
+    if (mine_->parsed()) return Mine();
+    if (validate_->parsed()) return RunValidate(v_, catalog_, argv0_);
+    return Sample();
+  }
+
+ private:
+  void AddValidate() {
+    auto* v = propose_->add_subcommand("validate", "Three-stage validation of proposed modules (JSONL out)");
+    v->add_option("files", v_.files, "Module files (all with the set of --apis)");
+    v->add_option("--apis", v_.apis, "The API set of the files: ids or aliases, comma-separated");
+    v->add_option("--manifest", v_.manifest, "JSONL of {\"path\", \"apis\", \"expect\"?}");
+    v->add_option("--decontaminate", v_.decontaminate, "Evaluation suite directory, repeatable "
+                  "(default $KZ_KERNELBENCH/level1..3)");
+    v->add_flag("--no-decontaminate", v_.no_decontaminate, "No decontamination");
+    v->add_option("--pool", v_.pool, "Frontier pool: refuse its modules as duplicates, add the valid ones");
+    v->add_option("--round", v_.round, "Round recorded with modules added to the pool (default 0)");
+    v->add_flag("--cuda", v_.cuda, "Run stages 2-3 on the GPU (default: the CPU)");
+    v->add_option("--timeout", v_.options.timeout_s, "Per module, seconds (default 30)");
+    v->add_option("--max-mem-mib", mem_mib_, "Per module address space beyond torch's, MiB (default 4096)")
+        ->each([this](const std::string&) { v_.options.memory_bytes = mem_mib_ << 20; });
+    v->add_option("--min-bytes", v_.options.min_total_bytes, "Size band: least footprint (default 4096)");
+    v->add_option("--max-bytes", v_.options.max_total_bytes, "Size band: largest footprint (default 1 GiB)");
+    v->add_option("--fp64-rel-l2", v_.options.fp64_rel_l2, "Largest fp32-vs-fp64 relative L2 error (default 1e-4)");
+    validate_ = v;
+  }
+
+  int Apis() {
+    for (const auto& a : catalog_.apis()) {
+      if (!category_.empty() && a.category != category_) continue;
+      if (json_) {
+        std::cout << json{{"id", a.id},           {"kind", a.kind},         {"qualified", a.qualified},
+                          {"aliases", a.aliases}, {"category", a.category}, {"inputs", a.inputs},
+                          {"call", a.call}}.dump() << "\n";
+      } else {
+        std::string alias;
+        for (size_t i = 1; i < a.aliases.size(); ++i) alias += (i > 1 ? ", " : "") + a.aliases[i];
+        std::cout << a.id << "\t" << a.kind << "\t" << a.category << "\t" << a.qualified
+                  << (alias.empty() ? "" : "\t(" + alias + ")") << "\n";
+      }
+    }
+    if (!json_)
+      std::cerr << catalog_.size() << " APIs, catalog version " << catalog_.version() << " (torch "
+                << catalog_.torch_version() << ")\n";
+    return 0;
+  }
+
+  int Mine() {
+    if (corpus_.empty()) corpus_ = DefaultCorpus();
+    if (corpus_.empty()) return Usage("mine: give --corpus DIR (or set KZ_KERNELBENCH to a KernelBench checkout)");
+    cur::WorkerScanner scanner(worker::LocateWorker(argv0_));
+    cur::Stats stats;
+    std::string err;
+    if (!cur::Mine(corpus_, catalog_, scanner, with_ops_, &stats, &err)) return Usage("mine: " + err);
+    if (!cur::SaveStats(out_, stats, catalog_, &err)) return Usage(err);
+    if (!plots_.empty() && (!util::MakeDirs(plots_, &err) ||
+                            !util::WriteFileAtomic(plots_ + "/cooccurrence.svg", cur::HeatmapSvg(stats, catalog_), &err) ||
+                            !util::WriteFileAtomic(plots_ + "/coverage.svg", cur::CoverageHistogramSvg(stats, catalog_), &err)))
+      return Usage(err);
+    size_t skipped = 0, used = 0;
+    for (const auto& [_, n] : stats.skipped) skipped += n;
+    for (auto c : stats.count) used += c > 0;
+    std::cerr << out_ << ": " << stats.modules << " modules of " << stats.files << " files, " << used << " of "
+              << catalog_.size() << " catalog APIs used; skipped " << skipped;
+    for (const auto& [why, n] : stats.skipped) std::cerr << " " << why << "=" << n;
+    std::cerr << "; corpus " << stats.corpus_hash << "\n";
+    return 0;
+  }
+
+  bool FrontierSets(std::vector<std::vector<size_t>>* out, std::string* err) {
+    if (pool_path_.empty()) return true;
+    auto pool = cur::FrontierPool::Open(pool_path_, err);
+    std::vector<std::vector<std::string>> named;
+    if (!pool || !pool->FailedSets(&named, err)) return false;
+    for (const auto& names : named) {
+      std::vector<size_t> set;
+      if (!cur::ParseApiSet(catalog_, names, &set, err)) return *err = pool_path_ + ": " + *err, false;
+      out->push_back(std::move(set));
+    }
+    return true;
+  }
+
+  int Sample() {
+    std::string err;
+    cur::Stats stats;
+    if (!stats_path_.empty() && !cur::LoadStats(stats_path_, catalog_, &stats, &err)) return Usage(err);
+    std::vector<std::vector<size_t>> frontier;
+    if (!FrontierSets(&frontier, &err)) return Usage(err);
+    cur::Sampler sampler;
+    if (!sampler.Init(catalog_.size(), stats_path_.empty() ? nullptr : &stats, options_, &err)) return Usage(err);
+    std::vector<size_t> first_seen(catalog_.size(), 0);
+    size_t covered = 0, all_at = 0;
+    for (size_t j = 1; j <= sets_; ++j) {
+      cur::ApiSetDraw d = sampler.Next(frontier);
+      for (size_t a : d.apis)
+        if (!first_seen[a]) first_seen[a] = j, ++covered;
+      if (covered == catalog_.size() && !all_at) all_at = j;
+      if (coverage_) continue;
+      json ids = json::array();
+      for (size_t a : d.apis) ids.push_back(catalog_.api(a).id);
+      std::cout << json{{"set", j - 1}, {"apis", ids}, {"source", d.from_frontier ? "frontier" : "fresh"},
+                        {"epoch", d.epoch}}.dump() << "\n";
+    }
+    if (coverage_)
+      std::cout << json{{"apis", catalog_.size()}, {"sets", sets_}, {"covered", covered},
+                        {"all_covered_at", all_at ? json(all_at) : json(nullptr)},
+                        {"bound", cur::Sampler::CoverageBound(catalog_.size(), options_.rho)},
+                        {"k", options_.k}, {"rho", options_.rho}, {"seed", options_.seed}}.dump() << "\n";
+    return 0;
+  }
+
+  std::string argv0_, catalog_path_, category_, out_, plots_, stats_path_, pool_path_;
+  std::vector<std::string> corpus_;
+  bool json_ = false, with_ops_ = false, coverage_ = false;
+  size_t sets_ = 0;
+  cur::SamplerOptions options_;
+  cur::Catalog catalog_;
+  CLI::App *propose_, *apis_, *mine_, *sample_, *validate_;
+  ValidateArgs v_;
+  uint64_t mem_mib_ = 4096;
+  std::unique_ptr<FrontierCommand> frontier_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProposeCommand> AddProposeCommand(CLI::App& app, const std::string& argv0) {
+  return std::make_unique<ProposeImpl>(app, argv0);
+}
+
+}  // namespace kz::cli

@@ -1,0 +1,19 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def block(x):
+    return F.hardswish(x) + x
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return block(x)
+
+
+def get_inputs():
+    return [torch.randn(32, 64)]
+
+
+def get_init_inputs():
+    return []
