@@ -25,9 +25,9 @@ std::string Blue(double t) {
   return buf;
 }
 
-std::string Text(double x, double y, const std::string& s, const std::string& extra = "") {
-  return "<text x=\"" + F(x) + "\" y=\"" + F(y) + "\" font-size=\"10\" font-family=\"sans-serif\"" + extra + ">" +
-         XmlEscape(s) + "</text>\n";
+std::string Text(double x, double y, const std::string& s, const std::string& extra = "", int size = 10) {
+  return "<text x=\"" + F(x) + "\" y=\"" + F(y) + "\" font-size=\"" + std::to_string(size) +
+         "\" font-family=\"sans-serif\"" + extra + ">" + XmlEscape(s) + "</text>\n";
 }
 }  // namespace
 
@@ -45,7 +45,7 @@ std::string HeatmapSvg(const Stats& s, const Catalog& catalog, size_t top) {
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + F(left + size + 20) + "\" height=\"" +
                     F(top_px + size + 20) + "\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   svg += Text(10, 16, "API co-occurrence: modules using both (top " + std::to_string(order.size()) + " of " +
-                          std::to_string(s.modules) + " modules)", " font-size=\"12\"");
+                          std::to_string(s.modules) + " modules)", "", 12);
   for (size_t i = 0; i < order.size(); ++i) {
     const std::string& id = catalog.api(order[i]).id;
     double mid = static_cast<double>(i) * cell + cell * 0.75;
@@ -86,7 +86,7 @@ std::string CoverageHistogramSvg(const Stats& s, const Catalog& catalog) {
                 catalog.size(), s.modules, 100.0 * used / std::max<size_t>(1, catalog.size()));
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + F(left + w + 20) + "\" height=\"" +
                     F(top + h + 50) + "\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += Text(10, 18, title, " font-size=\"12\"");
+  svg += Text(10, 18, title, "", 12);
   for (size_t b = 0; b < bars.size(); ++b) {
     double bh = h * static_cast<double>(bars[b]) / static_cast<double>(most), x = left + b * bw;
     std::string label = b == 0 ? "0" : b == 1 ? "1" : std::to_string(1u << (b - 1)) + "-" + std::to_string((1u << b) - 1);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "curriculum/plots.h"
 #include "curriculum/test_catalog.h"
@@ -111,6 +112,14 @@ TEST_F(CooccurTest, Plots) {
   std::string hist = CoverageHistogramSvg(s, catalog_);
   EXPECT_NE(hist.find("3 of 6 APIs"), std::string::npos) << hist.substr(0, 400);
   EXPECT_NE(hist.find("class=\"bar\" data-apis=\"3\""), std::string::npos);  // bucket 0: 3 unused
+  for (const std::string* svg : {&heat, &hist}) {  // no attribute twice in one element
+    std::istringstream lines(*svg);
+    for (std::string line; std::getline(lines, line);) {
+      size_t first = line.find(" font-size="), second = first == std::string::npos ? first : line.find(" font-size=", first + 1);
+      size_t close = line.find('>');
+      EXPECT_TRUE(second == std::string::npos || second > close) << line;
+    }
+  }
   EXPECT_EQ(CoverageBucket(0), 0u);
   EXPECT_EQ(CoverageBucket(1), 1u);
   EXPECT_EQ(CoverageBucket(3), 2u);
