@@ -9,6 +9,7 @@
 #include "curriculum/cooccur.h"
 #include "curriculum/frontier_pool.h"
 #include "curriculum/plots.h"
+#include "curriculum/proposals.h"
 #include "curriculum/sampler.h"
 #include "curriculum/scan.h"
 #include "cli/propose_validate.h"
@@ -54,6 +55,7 @@ class ProposeImpl : public ProposeCommand {
     sample->add_option("--stats", stats_path_, "Co-occurrence statistics (kz propose mine); none: uniform");
     sample->add_option("--pool", pool_path_, "Frontier pool whose unsolved sets feed the rho share");
     sample->add_flag("--coverage", coverage_, "Print the coverage measurement instead of the sets");
+    sample->add_option("--api-sets", api_sets_, "Write the sets as a kz.api_sets file (kz generate --proposer)");
     AddValidate();
     propose_->require_subcommand(1);
     apis_ = apis, mine_ = mine, sample_ = sample;
@@ -77,6 +79,8 @@ class ProposeImpl : public ProposeCommand {
     v->add_option("files", v_.files, "Module files (all with the set of --apis)");
     v->add_option("--apis", v_.apis, "The API set of the files: ids or aliases, comma-separated");
     v->add_option("--manifest", v_.manifest, "JSONL of {\"path\", \"apis\", \"expect\"?}");
+    v->add_option("--proposals", v_.proposals, "A kz generate --proposer run directory: validates its modules "
+                  "into RUN/validation.jsonl (resumable) and RUN/valid/level1");
     v->add_option("--decontaminate", v_.decontaminate, "Evaluation suite directory, repeatable "
                   "(default $KZ_KERNELBENCH/level1..3)");
     v->add_flag("--no-decontaminate", v_.no_decontaminate, "No decontamination");
@@ -157,17 +161,20 @@ class ProposeImpl : public ProposeCommand {
     if (!sampler.Init(catalog_.size(), stats_path_.empty() ? nullptr : &stats, options_, &err)) return Usage(err);
     std::vector<size_t> first_seen(catalog_.size(), 0);
     size_t covered = 0, all_at = 0;
+    std::string lines;
     for (size_t j = 1; j <= sets_; ++j) {
       cur::ApiSetDraw d = sampler.Next(frontier);
       for (size_t a : d.apis)
         if (!first_seen[a]) first_seen[a] = j, ++covered;
       if (covered == catalog_.size() && !all_at) all_at = j;
-      if (coverage_) continue;
+      if (!api_sets_.empty()) lines += cur::ApiSetLine(catalog_, j - 1, d).dump() + "\n";
+      if (coverage_ || !api_sets_.empty()) continue;
       json ids = json::array();
       for (size_t a : d.apis) ids.push_back(catalog_.api(a).id);
       std::cout << json{{"set", j - 1}, {"apis", ids}, {"source", d.from_frontier ? "frontier" : "fresh"},
                         {"epoch", d.epoch}}.dump() << "\n";
     }
+    if (!api_sets_.empty() && !util::WriteFileAtomic(api_sets_, lines, &err)) return Usage(err);
     if (coverage_)
       std::cout << json{{"apis", catalog_.size()}, {"sets", sets_}, {"covered", covered},
                         {"all_covered_at", all_at ? json(all_at) : json(nullptr)},
@@ -176,7 +183,7 @@ class ProposeImpl : public ProposeCommand {
     return 0;
   }
 
-  std::string argv0_, catalog_path_, category_, out_, plots_, stats_path_, pool_path_;
+  std::string argv0_, catalog_path_, category_, out_, plots_, stats_path_, pool_path_, api_sets_;
   std::vector<std::string> corpus_;
   bool json_ = false, with_ops_ = false, coverage_ = false;
   size_t sets_ = 0;

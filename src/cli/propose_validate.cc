@@ -18,11 +18,6 @@ namespace {
 using nlohmann::json;
 namespace cur = kz::curriculum;
 
-int Bad(const std::string& what) {
-  std::cerr << "kz propose validate: " << what << "\n";
-  return verify::kExitUsage;
-}
-
 std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
@@ -68,6 +63,8 @@ bool Known(const ValidateArgs& a, cur::Scanner& scanner, cur::KnownHashes* known
   return true;
 }
 
+}  // namespace
+
 bool AddToPool(const ValidateArgs& a, const cur::Catalog& c, const std::vector<cur::Outcome>& outcomes,
                std::string* err) {
   if (a.pool.empty()) return true;
@@ -83,12 +80,22 @@ bool AddToPool(const ValidateArgs& a, const cur::Catalog& c, const std::vector<c
   }
   return true;
 }
-}  // namespace
+int Bad(const std::string& what) {
+  std::cerr << "kz propose validate: " << what << "\n";
+  return verify::kExitUsage;
+}
 
 int RunValidate(const ValidateArgs& a, const cur::Catalog& c, const std::string& argv0) {
   std::vector<cur::Proposal> proposals;
   std::vector<std::string> expect;
   std::string err;
+  if (!a.proposals.empty()) {
+    cur::WorkerScanner scanner(worker::LocateWorker(argv0));
+    cur::KnownHashes known;
+    if (!Known(a, scanner, &known, &err)) return Bad(err);
+    int rc = RunValidateProposals(a, c, std::move(known), argv0);
+    return rc;
+  }
   if (!a.manifest.empty()) {
     if (!ReadManifest(a, c, &proposals, &expect, &err)) return Bad(err);
   } else {

@@ -134,4 +134,41 @@ expect_exit 0 "unsolved sets feed the sampler's frontier share" -- "${P[@]}" sam
 grep -q '"apis":\["conv2d","relu"\],"epoch":[0-9]*,"set":1,"source":"frontier"\|"source":"frontier"' "$OUT_FILE" \
   && { PASSES=$((PASSES + 1)); echo "ok   frontier sets drawn"; } || { FAILS=$((FAILS + 1)); echo "FAIL frontier sets"; cat "$OUT_FILE"; }
 
+# The Proposer loop's file interfaces: API sets for kz generate --proposer, and its run
+# directory validated resumably (a hand-written run: kz.proposal/1 records and modules/).
+expect_exit 0 "sample into a kz.api_sets file" -- "${P[@]}" sample --sets 3 -k 2 --seed 5 --api-sets "$TMP/sets.jsonl"
+python3 - "$TMP/sets.jsonl" <<'PY' && { PASSES=$((PASSES + 1)); echo "ok   api-sets file"; } || { FAILS=$((FAILS + 1)); echo "FAIL api-sets file"; cat "$TMP/sets.jsonl"; }
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert [l["id"] for l in lines] == ["s000000", "s000001", "s000002"]
+assert all(len(l["apis"]) == 2 and all(a.startswith(("torch.", "Tensor.")) for a in l["apis"]) and len(l["ids"]) == 2 for l in lines)
+PY
+RUN="$TMP/run"
+python3 - "$RUN" tests/curriculum/labelled <<'PY'
+import json, os, sys
+run, lab = sys.argv[1], sys.argv[2]
+os.makedirs(run + "/modules")
+def rec(s, n, apis, code, reason=None):
+    open(f"{run}/modules/{s}_sample_{n}.py", "w").write(code)
+    return json.dumps({"format": "kz.proposal/1", "set": s, "apis": apis, "sample": n, "code": code, "reason": reason})
+conv = open(lab + "/v_conv2d_relu.py").read()
+soft = open(lab + "/v_softmax.py").read()
+lines = [rec("a", 0, ["torch.nn.Conv2d", "torch.relu"], conv), rec("a", 1, ["torch.nn.Conv2d", "torch.relu"], "", "truncated"),
+         rec("b", 0, ["torch.nn.functional.softmax", "torch.sigmoid"], soft), rec("c", 0, ["torch.nope"], soft), "not json"]
+open(run + "/proposals.jsonl", "w").write("\n".join(lines) + "\n")
+PY
+expect_exit 1 "validate a proposer run (a bad line: exit 1)" -- "${P[@]}" validate --proposals "$RUN" --pool "$TMP/loop.db" --no-decontaminate
+json_check "each proposal classified" 'v["proposals"] == 4 and v["validated_before"] == 0 and v["now"] == {"valid": 1, "extract.truncated": 1, "ast.unused_api": 1, "input.api_set": 1}'
+err_contains "the bad line named" "proposals.jsonl:5: not JSON"
+[[ $(wc -l <"$RUN/validation.jsonl") -eq 4 && $(ls "$RUN/valid/level1") == "1_a_sample_0.py" ]] \
+  && { PASSES=$((PASSES + 1)); echo "ok   validation.jsonl and the valid module in KernelBench layout"; } || { FAILS=$((FAILS + 1)); echo "FAIL run outputs"; ls -R "$RUN"; }
+expect_exit 0 "the valid module went to the pool" -- "$KZ" -q frontier --db "$TMP/loop.db" stats
+json_check "one module in the pool" 'v["modules"] == 1'
+expect_exit 1 "rerun: nothing validated twice" -- "${P[@]}" validate --proposals "$RUN" --no-decontaminate
+json_check "all four validated before" 'v["validated_before"] == 4 and v["now"] == {}'
+head -n 3 "$RUN/validation.jsonl" >"$TMP/v3" && mv "$TMP/v3" "$RUN/validation.jsonl"   # as if killed before the 4th
+printf '{"format": "kz.valid' >>"$RUN/validation.jsonl"                                # and a torn line
+expect_exit 1 "after a kill: only the missing one again" -- "${P[@]}" validate --proposals "$RUN" --no-decontaminate
+json_check "one validated now" 'v["validated_before"] == 3 and sum(v["now"].values()) == 1'
+
 finish
