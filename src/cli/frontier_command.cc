@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/frontier_record.h"
 #include "cli/propose_command.h"
 #include "curriculum/frontier_pool.h"
 #include "util/fs.h"
@@ -34,10 +35,16 @@ class FrontierImpl : public FrontierCommand {
     export_->add_option("--out", out_, "Directory")->required();
     export_->add_option("--status", status_, "Only this status");
     export_->add_option("--level", level_, "Level directory number (default 1)");
+    record_ = f->add_subcommand("record", "Add the Coder's attempts and successes on a module in a round");
+    record_->add_option("--id", id_, "Module id (kz frontier list)")->required();
+    record_->add_option("--round", round_, "Round")->required();
+    record_->add_option("--attempts", attempts_, "Coder samples verified")->required();
+    record_->add_option("--successes", successes_, "Of them correct")->required();
   }
 
   int Run() override {
     std::string err;
+    if (record_->parsed()) return RecordAttempts(db_, id_, round_, attempts_, successes_);
     if (!util::PathExists(db_)) return Fail("no frontier pool at " + db_);
     auto pool = cur::FrontierPool::Open(db_, &err);
     std::vector<cur::PoolEntry> entries;
@@ -86,9 +93,10 @@ class FrontierImpl : public FrontierCommand {
     return 0;
   }
 
-  CLI::App *stats_, *list_, *export_;
+  CLI::App *stats_, *list_, *export_, *record_;
   std::string db_, status_, out_;
-  int level_ = 1;
+  int level_ = 1, round_ = 0, attempts_ = 0, successes_ = 0;
+  int64_t id_ = 0;
 };
 
 }  // namespace

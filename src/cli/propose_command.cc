@@ -12,6 +12,7 @@
 #include "curriculum/proposals.h"
 #include "curriculum/sampler.h"
 #include "curriculum/scan.h"
+#include "cli/frontier_record.h"
 #include "cli/propose_validate.h"
 #include "util/fs.h"
 #include "verify/status.h"
@@ -57,6 +58,10 @@ class ProposeImpl : public ProposeCommand {
     sample->add_flag("--coverage", coverage_, "Print the coverage measurement instead of the sets");
     sample->add_option("--api-sets", api_sets_, "Write the sets as a kz.api_sets file (kz generate --proposer)");
     AddValidate();
+    rewards_ = propose_->add_subcommand("rewards", "Frontier Reward of a run's validated proposals (RUN/rewards.jsonl)");
+    rewards_->add_option("--proposals", v_.proposals, "The run directory (kz propose validate --proposals)")->required();
+    rewards_->add_option("--pool", v_.pool, "Frontier pool holding the Coder's attempts");
+    rewards_->add_option("--invalid-penalty", penalty_, "Reward of an invalid proposal (default -1)");
     propose_->require_subcommand(1);
     apis_ = apis, mine_ = mine, sample_ = sample;
     frontier_ = AddFrontierCommand(app.add_subcommand("frontier", "The frontier pool: stats, list, export"));
@@ -70,6 +75,7 @@ class ProposeImpl : public ProposeCommand {
     if (apis_->parsed()) return Apis();
     if (mine_->parsed()) return Mine();
     if (validate_->parsed()) return RunValidate(v_, catalog_, argv0_);
+    if (rewards_->parsed()) return ProposalRewards(v_.proposals, v_.pool, penalty_);
     return Sample();
   }
 
@@ -189,7 +195,8 @@ class ProposeImpl : public ProposeCommand {
   size_t sets_ = 0;
   cur::SamplerOptions options_;
   cur::Catalog catalog_;
-  CLI::App *propose_, *apis_, *mine_, *sample_, *validate_;
+  CLI::App *propose_, *apis_, *mine_, *sample_, *validate_, *rewards_;
+  double penalty_ = -1.0;
   ValidateArgs v_;
   uint64_t mem_mib_ = 4096;
   std::unique_ptr<FrontierCommand> frontier_;

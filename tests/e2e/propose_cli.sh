@@ -171,4 +171,25 @@ printf '{"format": "kz.valid' >>"$RUN/validation.jsonl"                         
 expect_exit 1 "after a kill: only the missing one again" -- "${P[@]}" validate --proposals "$RUN" --no-decontaminate
 json_check "one validated now" 'v["validated_before"] == 3 and sum(v["now"].values()) == 1'
 
+# The Frontier Reward of the run: the valid module untested (null), the others the penalty;
+# then the Coder's attempts recorded (3 of 4: p̂ 0.75, reward 0.5).
+expect_exit 0 "rewards before any Coder attempt" -- "${P[@]}" rewards --proposals "$RUN" --pool "$TMP/loop.db" --invalid-penalty -0.5
+python3 - "$RUN/rewards.jsonl" 'sorted((r["set"], r["sample"], r["reward"]) for r in R) == [("a", 0, None), ("a", 1, -0.5), ("b", 0, -0.5), ("c", 0, -0.5)]' <<'PY' \
+  && { PASSES=$((PASSES + 1)); echo "ok   rewards: penalty, pending"; } || { FAILS=$((FAILS + 1)); echo "FAIL rewards"; cat "$RUN/rewards.jsonl"; }
+import json, sys
+R = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+expect_exit 0 "record the Coder's attempts" -- "$KZ" -q frontier --db "$TMP/loop.db" record --id 1 --round 1 --attempts 4 --successes 3
+json_check "p_hat and status" 'v["p_hat"] == 0.75 and v["status"] == "frontier"'
+expect_exit 2 "more successes than attempts" -- "$KZ" -q frontier --db "$TMP/loop.db" record --id 1 --round 1 --attempts 1 --successes 2
+expect_exit 2 "an unknown module" -- "$KZ" -q frontier --db "$TMP/loop.db" record --id 99 --round 1 --attempts 1 --successes 0
+expect_exit 0 "rewards after the Coder's attempts" -- "${P[@]}" rewards --proposals "$RUN" --pool "$TMP/loop.db"
+python3 - "$RUN/rewards.jsonl" '[r["reward"] for r in R if r["valid"]] == [0.5] and sorted(r["reward"] for r in R if not r["valid"]) == [-1, -1, -1]' <<'PY' \
+  && { PASSES=$((PASSES + 1)); echo "ok   reward 1 - 2|0.75 - 0.5| = 0.5"; } || { FAILS=$((FAILS + 1)); echo "FAIL rewards after"; cat "$RUN/rewards.jsonl"; }
+import json, sys
+R = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+
 finish
