@@ -51,9 +51,19 @@ def _address_space() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _die_with_parent() -> None:
+    """PR_SET_PDEATHSIG = SIGKILL: a child in its own process group is out of reach of the
+    supervisor's group kill; if this parent dies (killed at its wall-time limit), the child
+    dies with it instead of looping on unsupervised."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+
+
 def _child(path: str, device_name: str, options: dict, write_fd: int, channel_fd: int) -> None:
     """In the forked child: limits, then the facts as JSON on write_fd; never returns."""
     try:
+        _die_with_parent()
         os.setpgid(0, 0)
         os.close(channel_fd)
         null = os.open(os.devnull, os.O_WRONLY)
@@ -102,12 +112,19 @@ def _one(path: str, device_name: str, options: dict, channel) -> dict:
         os.close(read_fd)
         _child(path, device_name, options, write_fd, channel.fd)
     os.close(write_fd)
+    try:
+        os.setpgid(pid, pid)  # also here: the group exists before any kill below
+    except OSError:
+        pass
     data, timed_out = _read_until(read_fd, start + float(options["timeout_s"]))
     os.close(read_fd)
     try:
         os.killpg(pid, signal.SIGKILL)  # its forks too; harmless when it already exited
     except (ProcessLookupError, PermissionError):
-        pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     _, status = os.waitpid(pid, 0)
     facts = {"path": path, "seconds": round(time.monotonic() - start, 4), "exit": _end(status)}
     if timed_out:

@@ -65,3 +65,46 @@ def test_memory_limit(tmp_path):
     result = validate_op({"modules": [{"path": path}], "options": {"memory_bytes": 256 << 20}}, _Channel())
     facts = result["modules"][0]
     assert facts["end"] == "result" and "allocate" in facts["run_error"], facts
+
+
+def test_child_dies_with_its_parent(tmp_path):
+    """A hanging module's child is killed when the validate parent is (the supervisor kills
+    the parent's group; the child leads its own group, so PR_SET_PDEATHSIG must do it)."""
+    import signal
+    import subprocess
+    import sys
+    path = _module(tmp_path, "hang", "while True:\n    pass")
+    pidfile = tmp_path / "pids"
+    code = f"""
+import os, socket, sys
+sys.path.insert(0, {os.getcwd()!r})
+import kz_worker.validate as v
+real_fork = os.fork
+def fork():
+    pid = real_fork()
+    if pid:
+        open({str(pidfile)!r}, "w").write(str(pid))
+    return pid
+os.fork = fork
+a, b = socket.socketpair()
+class C:
+    fd = b.fileno()
+    def event(self, *args): pass
+v.validate_op({{"modules": [{{"path": {path!r}}}], "options": {{"timeout_s": 60}}}}, C())
+"""
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.monotonic() + 60
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(pidfile.read_text())
+    time.sleep(0.5)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError("the child outlived its parent")
