@@ -22,6 +22,7 @@ Name resolution:
 import ast
 import builtins
 import hashlib
+import re
 
 OPERATORS = {ast.MatMult: "torch.matmul", ast.Add: "torch.add", ast.Sub: "torch.sub",
              ast.Mult: "torch.mul", ast.Div: "torch.div", ast.Pow: "torch.pow",
@@ -224,9 +225,28 @@ class _Canon(ast.NodeTransformer):
         return self.generic_visit(self._body(node))
 
 
-def canonical_hash(tree: ast.Module, env: dict) -> str:
-    """sha256 of the canonical dump: equal for two files that differ only in names the
-    module binds, comments, docstrings, annotations and formatting."""
+SKETCH_K, SHINGLE = 128, 6
+
+
+def canonical_dump(tree: ast.Module, env: dict) -> str:
+    """The module with every name it binds renamed, docstrings and annotations dropped
+    (rewrites `tree`)."""
     tree = _Canon(set(env) | BUILTINS | KEEP_NAMES).visit(tree)
     tree.body = _Canon(set())._body(tree).body
-    return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+    return ast.dump(tree, include_attributes=False)
+
+
+def canonical_hash(dump: str) -> str:
+    """sha256 of the canonical dump: equal for two files that differ only in names the
+    module binds, comments, docstrings, annotations and formatting."""
+    return hashlib.sha256(dump.encode()).hexdigest()
+
+
+def sketch(dump: str) -> list:
+    """Bottom-k sketch of the canonical dump's word 6-grams (numbers as one token, so other
+    sizes stay close): the SKETCH_K smallest 48-bit shingle hashes, sorted. Two modules'
+    Jaccard similarity is estimated from their sketches (docs/curriculum.md, decontamination)."""
+    words = ["#" if w[0].isdigit() else w for w in re.findall(r"[A-Za-z_]\w*|\d[\w.]*", dump)]
+    grams = {" ".join(words[i:i + SHINGLE]) for i in range(max(1, len(words) - SHINGLE + 1))}
+    hashes = {int.from_bytes(hashlib.blake2b(g.encode(), digest_size=6).digest(), "big") for g in grams}
+    return sorted(hashes)[:SKETCH_K]

@@ -9,13 +9,13 @@ FILE = {"path", "status": "ok" | "unreadable" | "too_large" | "not_utf8" | "synt
         and when ok: "imports": [module names], "top_level": {"classes": [...],
         "functions": [...]}, "model": {"defined", "bases", "methods"},
         "functions": {"Model.forward": {"calls", "ops", "line"}, ...},
-        "canonical_hash": sha256 hex, "bytes": int}
+        "canonical_hash": sha256 hex, "sketch": [up to 128 ints < 2^48], "bytes": int}
 """
 
 import ast
 import warnings
 
-from .ast_facts import Resolver, canonical_hash, function_facts, import_bindings
+from .ast_facts import Resolver, canonical_dump, canonical_hash, function_facts, import_bindings, sketch
 from .protocol import ProtocolError
 
 VERSION = 1
@@ -47,7 +47,8 @@ def facts_of_source(text: str) -> dict:
     facts = {"status": "ok", "error": None, "line": None, "imports": sorted(set(modules)),
              "top_level": top, "model": _model(tree),
              "functions": function_facts(tree, Resolver(env, local))}
-    facts["canonical_hash"] = canonical_hash(tree, env)  # last: it rewrites the tree
+    dump = canonical_dump(tree, env)  # last: it rewrites the tree
+    facts["canonical_hash"], facts["sketch"] = canonical_hash(dump), sketch(dump)
     return facts
 
 

@@ -116,3 +116,17 @@ def test_no_torch_import():
     code = ("import sys; sys.path.insert(0, '.'); from kz_worker.module_scan import facts_of_source; "
             "facts_of_source('import torch\\nclass Model: pass\\n'); assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_sketch_near_copies_and_others():
+    from kz_worker.ast_facts import SKETCH_K
+    a = facts_of_source(SOURCE)["sketch"]
+    resized = facts_of_source(RENAMED.replace("(2, 3)", "(64, 128)").replace("(3, 3, 3)", "(8, 8, 5)"))["sketch"]
+    other = facts_of_source(SOURCE.replace("F.gelu(self.conv(x)) @ x", "torch.cumsum(x, 0).flip(0)"))["sketch"]
+    assert len(a) <= SKETCH_K and a == sorted(a) and all(0 <= h < 2 ** 48 for h in a)
+
+    def sim(x, y):
+        union = sorted(set(x) | set(y))[:SKETCH_K]
+        return sum(1 for h in union if h in x and h in y) / len(union)
+    assert sim(a, resized) == 1.0   # names and sizes changed: the same structure
+    assert sim(a, other) < 0.85     # one expression of forward changed: 0.80, below the default

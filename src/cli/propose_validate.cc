@@ -54,7 +54,8 @@ bool Known(const ValidateArgs& a, cur::Scanner& scanner, cur::KnownHashes* known
   if (eval.empty() && !a.no_decontaminate)
     if (const char* kb = std::getenv("KZ_KERNELBENCH"); kb && *kb)
       for (const char* l : {"/level1", "/level2", "/level3"}) eval.push_back(std::string(kb) + l);
-  if (!eval.empty() && !cur::EvalHashes(eval, scanner, &known->eval, err)) return false;
+  known->near_copy = a.near_copy;
+  if (!eval.empty() && !cur::EvalHashes(eval, scanner, known, err)) return false;
   if (a.pool.empty()) return true;
   auto pool = cur::FrontierPool::Open(a.pool, err);
   std::vector<cur::PoolEntry> entries;

@@ -38,7 +38,26 @@ ModuleFacts ParseModuleFacts(const json& e) {
     m.by_function.emplace(name, std::move(ff));
   }
   m.canonical_hash = e.value("canonical_hash", "");
+  for (const auto& h : e.value("sketch", json::array()))
+    if (h.is_number_integer() && h.get<int64_t>() >= 0) m.sketch.push_back(h.get<uint64_t>());
+  std::sort(m.sketch.begin(), m.sketch.end());
   return m;
+}
+
+double SketchSimilarity(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b, size_t k) {
+  if (a.empty() || b.empty()) return 0;
+  size_t i = 0, j = 0, taken = 0, both = 0;  // merge the sorted sketches: the union's k smallest
+  while (taken < k && (i < a.size() || j < b.size())) {
+    if (j == b.size() || (i < a.size() && a[i] < b[j])) {
+      ++i;
+    } else if (i == a.size() || b[j] < a[i]) {
+      ++j;
+    } else {
+      ++i, ++j, ++both;
+    }
+    ++taken;
+  }
+  return static_cast<double>(both) / static_cast<double>(taken);
 }
 
 std::vector<std::string> NamesIn(const ModuleFacts& m, Scope scope, bool with_ops) {

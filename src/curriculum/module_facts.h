@@ -2,6 +2,7 @@
 // (python/kz_worker/module_scan.py, docs/curriculum.md "Module facts"), and the catalog
 // APIs they use, aliases resolved.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,7 +30,12 @@ struct ModuleFacts {
   std::vector<std::string> model_methods;
   std::map<std::string, FunctionFacts> by_function;  // "Model.forward", "get_inputs", "<module>"
   std::string canonical_hash;
+  std::vector<uint64_t> sketch;  // bottom-k of the canonical dump's shingle hashes, sorted
 };
+
+// Estimated Jaccard similarity of two modules from their bottom-k sketches: of the k
+// smallest hashes of the union, the share found in both. 0 when either is empty.
+double SketchSimilarity(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b, size_t k = 128);
 
 // One entry of the op's `modules` array. A malformed entry is status "missing" with a reason.
 ModuleFacts ParseModuleFacts(const nlohmann::json& entry);

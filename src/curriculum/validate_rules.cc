@@ -65,6 +65,17 @@ std::optional<Refusal> Unused(const ModuleFacts& m, const std::vector<size_t>& a
   }
   return std::nullopt;
 }
+std::optional<Refusal> NearCopy(const ModuleFacts& m, const KnownHashes& known) {
+  const EvalModule* closest = nullptr;
+  double best = 0;
+  for (const auto& e : known.eval_sketches)
+    if (double sim = SketchSimilarity(m.sketch, e.sketch); sim > best) best = sim, closest = &e;
+  if (!closest || best < known.near_copy) return std::nullopt;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", best);
+  return Ast("contaminated", "a near copy of evaluation task " + closest->name + " (structural similarity " + buf +
+                                 " >= " + std::to_string(known.near_copy).substr(0, 4) + ")");
+}
 }  // namespace
 
 bool AllowedImport(const std::string& module) {
@@ -84,6 +95,7 @@ std::optional<Refusal> CheckAst(const ModuleFacts& m, const std::vector<size_t>&
   if (auto r = Unused(m, apis, catalog)) return r;
   if (auto it = known.eval.find(m.canonical_hash); it != known.eval.end())
     return Ast("contaminated", "the same module as evaluation task " + it->second + " (canonical AST)");
+  if (auto r = NearCopy(m, known)) return r;
   if (auto it = known.seen.find(m.canonical_hash); it != known.seen.end())
     return Ast("duplicate", "the same module as " + it->second + " (canonical AST)");
   return std::nullopt;

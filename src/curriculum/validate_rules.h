@@ -33,9 +33,16 @@ struct ValidationOptions {
 
 // Hashes seen before: the pool's and this run's (duplicates), and an evaluation suite's
 // (decontamination: the value names the suite file).
+struct EvalModule {
+  std::string name;
+  std::vector<uint64_t> sketch;
+};
+
 struct KnownHashes {
   std::map<std::string, std::string> seen;
   std::map<std::string, std::string> eval;
+  std::vector<EvalModule> eval_sketches;  // near copies: similarity >= near_copy
+  double near_copy = 0.85;
 };
 
 // Stage 1. `apis`: the module's API set (catalog indices).

@@ -61,16 +61,18 @@ bool ValidateAll(const std::vector<Proposal>& proposals, const Catalog& catalog,
   return true;
 }
 
-bool EvalHashes(const std::vector<std::string>& roots, Scanner& scanner, std::map<std::string, std::string>* out,
-                std::string* err) {
+bool EvalHashes(const std::vector<std::string>& roots, Scanner& scanner, KnownHashes* out, std::string* err) {
   std::vector<CorpusFile> files;
   if (!ListCorpus(roots, &files, err)) return false;
   std::vector<std::string> paths;
   for (const auto& f : files) paths.push_back(f.abs);
   std::vector<ModuleFacts> facts;
   if (!scanner.Scan(paths, &facts, err)) return false;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (facts[i].status == "ok") out->emplace(facts[i].canonical_hash, files[i].rel);
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (facts[i].status != "ok") continue;
+    out->eval.emplace(facts[i].canonical_hash, files[i].rel);
+    out->eval_sketches.push_back({files[i].rel, facts[i].sketch});
+  }
   return true;
 }
 

@@ -51,9 +51,9 @@ bool ValidateAll(const std::vector<Proposal>& proposals, const Catalog& catalog,
                  RunFactsSource& runner, const ValidationOptions& options, KnownHashes* known,
                  std::vector<Outcome>* out, std::string* err);
 
-// Canonical hashes of an evaluation suite's modules (decontamination), hash -> relative path.
-bool EvalHashes(const std::vector<std::string>& roots, Scanner& scanner, std::map<std::string, std::string>* out,
-                std::string* err);
+// An evaluation suite's modules for decontamination: canonical hash -> relative path
+// (`eval`) and their sketches (`eval_sketches`, near copies).
+bool EvalHashes(const std::vector<std::string>& roots, Scanner& scanner, KnownHashes* out, std::string* err);
 
 nlohmann::json OutcomeJson(const Outcome& o, const Catalog& catalog);
 

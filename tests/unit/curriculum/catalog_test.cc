@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "curriculum/module_facts.h"
+#include "curriculum/validate_rules.h"
 #include "curriculum/test_catalog.h"
 
 namespace kz::curriculum {
@@ -76,6 +79,46 @@ TEST(ModuleFacts, ForwardScopeFollowsHelpersAndLeavesInitOut) {
 TEST(ModuleFacts, MalformedEntryIsMissing) {
   EXPECT_EQ(ParseModuleFacts(nlohmann::json(3)).status, "missing");
   EXPECT_EQ(ParseModuleFacts({{"path", "x"}, {"status", "not_utf8"}, {"error", "bad"}}).error, "bad");
+}
+
+}  // namespace
+}  // namespace kz::curriculum
+
+namespace kz::curriculum {
+namespace {
+
+TEST(SketchSimilarity, EstimatesJaccard) {
+  std::vector<uint64_t> a, b, c;
+  for (uint64_t i = 0; i < 128; ++i) a.push_back(i * 10), b.push_back(i * 10), c.push_back(i * 10 + 5);
+  EXPECT_DOUBLE_EQ(SketchSimilarity(a, b), 1.0);
+  EXPECT_DOUBLE_EQ(SketchSimilarity(a, c), 0.0);
+  std::vector<uint64_t> half(a.begin(), a.begin() + 64);
+  for (uint64_t i = 0; i < 64; ++i) half.push_back(i * 10 + 5);
+  std::sort(half.begin(), half.end());
+  // The union's 128 smallest: 0, 5, 10, ... 635 — 64 of them (0..630 step 10) in both.
+  EXPECT_DOUBLE_EQ(SketchSimilarity(a, half), 0.5);
+  EXPECT_DOUBLE_EQ(SketchSimilarity(a, {}), 0.0);
+}
+
+TEST(CheckAst, NearCopyOfAnEvaluationTask) {
+  Catalog c = testing::SmallCatalog();
+  nlohmann::json e = {{"path", "m.py"}, {"status", "ok"}, {"canonical_hash", "h"},
+                      {"model", {{"defined", true}, {"methods", {"__init__", "forward"}}}},
+                      {"top_level", {{"classes", {"Model"}}, {"functions", {"get_inputs", "get_init_inputs"}}}},
+                      {"functions", {{"Model.forward", {{"calls", {"torch.relu"}}, {"ops", nlohmann::json::array()}}}}},
+                      {"sketch", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}};
+  ModuleFacts m = ParseModuleFacts(e);
+  KnownHashes known;
+  known.near_copy = 0.8;
+  known.eval_sketches.push_back({"level1/7_Other.py", {100, 200}});
+  EXPECT_FALSE(CheckAst(m, {*c.Find("relu")}, c, known));
+  known.eval_sketches.push_back({"level2/3_Same.py", {1, 2, 3, 4, 5, 6, 7, 8, 9, 11}});  // 9 of 11: 0.82
+  auto r = CheckAst(m, {*c.Find("relu")}, c, known);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->rule, "contaminated");
+  EXPECT_NE(r->detail.find("level2/3_Same.py"), std::string::npos) << r->detail;
+  known.near_copy = 0.85;
+  EXPECT_FALSE(CheckAst(m, {*c.Find("relu")}, c, known));
 }
 
 }  // namespace
