@@ -13,6 +13,7 @@
 #include "curriculum/sampler.h"
 #include "curriculum/scan.h"
 #include "cli/frontier_record.h"
+#include "cli/propose_loop.h"
 #include "cli/propose_validate.h"
 #include "util/fs.h"
 #include "verify/status.h"
@@ -58,11 +59,12 @@ class ProposeImpl : public ProposeCommand {
     sample->add_flag("--coverage", coverage_, "Print the coverage measurement instead of the sets");
     sample->add_option("--api-sets", api_sets_, "Write the sets as a kz.api_sets file (kz generate --proposer)");
     AddValidate();
+    AddLoop();
     rewards_ = propose_->add_subcommand("rewards", "Frontier Reward of a run's validated proposals (RUN/rewards.jsonl)");
     rewards_->add_option("--proposals", v_.proposals, "The run directory (kz propose validate --proposals)")->required();
     rewards_->add_option("--pool", v_.pool, "Frontier pool holding the Coder's attempts");
     rewards_->add_option("--invalid-penalty", penalty_, "Reward of an invalid proposal (default -1)");
-    propose_->require_subcommand(1);
+    propose_->require_subcommand(0, 1);
     apis_ = apis, mine_ = mine, sample_ = sample;
     frontier_ = AddFrontierCommand(app.add_subcommand("frontier", "The frontier pool: stats, list, export"));
   }
@@ -76,10 +78,48 @@ class ProposeImpl : public ProposeCommand {
     if (mine_->parsed()) return Mine();
     if (validate_->parsed()) return RunValidate(v_, catalog_, argv0_);
     if (rewards_->parsed()) return ProposalRewards(v_.proposals, v_.pool, penalty_);
-    return Sample();
+    if (sample_->parsed()) return Sample();
+    if (loop_.endpoint.empty() && loop_.replay.empty())
+      return Usage("a subcommand (apis, mine, sample, validate, rewards), or the loop: --endpoint URL --model M "
+                   "--sets N --out DIR");
+    if (!loop_.endpoint.empty() && !loop_.replay.empty()) return Usage("--endpoint or --replay, not both");
+    if (run_out_.empty()) return Usage("the loop needs --out DIR");
+    ValidateArgs v;
+    v.proposals = run_out_, v.pool = loop_pool_, v.round = loop_round_, v.no_decontaminate = loop_no_decontaminate_;
+    v.decontaminate = loop_decontaminate_;
+    v.options.timeout_s = loop_timeout_;
+    loop_.pool_for_sets = loop_pool_;
+    if (loop_.seed) loop_.sampler.seed = static_cast<uint64_t>(*loop_.seed);
+    return RunProposeLoop(loop_, v, catalog_, argv0_);
   }
 
  private:
+  // The loop's options live on `propose` itself: kz propose --endpoint URL --sets N --out DIR.
+  void AddLoop() {
+    auto* p = propose_;
+    p->add_option("--endpoint", loop_.endpoint, "The loop: the model server's OpenAI base URL (.../v1)");
+    p->add_option("--replay", loop_.replay, "The loop: answer from a transcript instead of a server");
+    p->add_option("--record", loop_.record, "The loop: append every request and result to a transcript");
+    p->add_option("--model", loop_.model, "The loop: the model name sent");
+    p->add_option("--sets", loop_.sets, "The loop: API sets to draw");
+    p->add_option("--out", run_out_, "The loop: run directory (sets.jsonl, proposals.jsonl, modules/, validation.jsonl)");
+    p->add_option("-n,--samples", loop_.samples, "The loop: modules asked per set (default 1)");
+    p->add_option("--concurrency", loop_.concurrency, "The loop: requests in flight (default 4)");
+    p->add_option("--temperature", loop_.temperature, "The loop: sampling temperature");
+    p->add_option("--max-tokens", loop_.max_tokens, "The loop: max tokens per reply");
+    p->add_option("--seed", loop_.seed, "The loop: sample s is sent seed S + s; also seeds the sampler");
+    p->add_option("--api-key-env", loop_.api_key_env, "The loop: variable holding the API key");
+    p->add_option("--prompt", loop_.prompt, "The loop: Proposer prompt template (default proposer_module.v1.txt)");
+    p->add_option("-k", loop_.sampler.k, "The loop: APIs per set (default 3)");
+    p->add_option("--rho", loop_.sampler.rho, "The loop: frontier share of sets (default 0)");
+    p->add_option("--stats", loop_.stats, "The loop: co-occurrence statistics");
+    p->add_option("--pool", loop_pool_, "The loop: frontier pool (its unsolved sets; valid modules added)");
+    p->add_option("--round", loop_round_, "The loop: round recorded with the modules added to the pool");
+    p->add_option("--decontaminate", loop_decontaminate_, "The loop: evaluation suite (default $KZ_KERNELBENCH)");
+    p->add_flag("--no-decontaminate", loop_no_decontaminate_, "The loop: no decontamination");
+    p->add_option("--timeout", loop_timeout_, "The loop: validation time per module, seconds (default 30)");
+  }
+
   void AddValidate() {
     auto* v = propose_->add_subcommand("validate", "Three-stage validation of proposed modules (JSONL out)");
     v->add_option("files", v_.files, "Module files (all with the set of --apis)");
@@ -90,6 +130,8 @@ class ProposeImpl : public ProposeCommand {
     v->add_option("--decontaminate", v_.decontaminate, "Evaluation suite directory, repeatable "
                   "(default $KZ_KERNELBENCH/level1..3)");
     v->add_flag("--no-decontaminate", v_.no_decontaminate, "No decontamination");
+    v->add_option("--near-copy", v_.near_copy, "Structural similarity (0-1) from which a module is a near copy "
+                  "of an evaluation task (default 0.85)");
     v->add_option("--pool", v_.pool, "Frontier pool: refuse its modules as duplicates, add the valid ones");
     v->add_option("--round", v_.round, "Round recorded with modules added to the pool (default 0)");
     v->add_flag("--cuda", v_.cuda, "Run stages 2-3 on the GPU (default: the CPU)");
@@ -196,6 +238,12 @@ class ProposeImpl : public ProposeCommand {
   cur::SamplerOptions options_;
   cur::Catalog catalog_;
   CLI::App *propose_, *apis_, *mine_, *sample_, *validate_, *rewards_;
+  LoopArgs loop_;
+  std::string run_out_, loop_pool_;
+  std::vector<std::string> loop_decontaminate_;
+  bool loop_no_decontaminate_ = false;
+  int loop_round_ = 0;
+  double loop_timeout_ = 30;
   double penalty_ = -1.0;
   ValidateArgs v_;
   uint64_t mem_mib_ = 4096;

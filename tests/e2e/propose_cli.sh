@@ -192,4 +192,37 @@ R = [json.loads(l) for l in open(sys.argv[1])]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 
+# The loop in one command, against a scripted Proposer server and a three-API catalog:
+# 3 sets x 3 samples; per set sample 0 a module, 1 the same module again (a duplicate),
+# 2 a reply without code. A rerun asks nothing; two lost records are asked again.
+python3 - "$TMP/cat3.json" <<'PY'
+import json, sys
+apis = [{"id": "relu", "kind": "module", "qualified": "torch.nn.ReLU", "aliases": ["torch.nn.ReLU", "torch.relu", "Tensor.relu"], "category": "activation"},
+        {"id": "sum", "kind": "function", "qualified": "torch.sum", "aliases": ["torch.sum", "Tensor.sum"], "category": "reduction"},
+        {"id": "mul", "kind": "function", "qualified": "torch.mul", "aliases": ["torch.mul", "Tensor.mul"], "category": "elementwise"}]
+json.dump({"format": "kz.api_catalog", "version": 1, "torch": "2.11.0", "apis": apis}, open(sys.argv[1], "w"))
+PY
+python3 tests/e2e/fake_proposer_server.py "$TMP/port" "$TMP/requests.log" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 100); do [[ -s "$TMP/port" ]] && break; sleep 0.1; done
+URL="http://127.0.0.1:$(cat "$TMP/port")/v1"
+L=("$KZ" -q propose --catalog "$TMP/cat3.json" --endpoint "$URL" --model fake --sets 3 -k 2 -n 3 --seed 0
+   --out "$TMP/loop" --no-decontaminate --pool "$TMP/loop_pool.db" --round 1)
+expect_exit 0 "kz propose --endpoint: the loop" -- "${L[@]}"
+json_check "every proposal classified" 'v["proposals"] == 9 and v["now"].get("extract.no_code") == 3 and v["now"].get("valid", 0) >= 1 and v["now"].get("valid", 0) + v["now"].get("ast.duplicate", 0) == 6'
+[[ $(wc -l <"$TMP/requests.log") -eq 9 && $(wc -l <"$TMP/loop/sets.jsonl") -eq 3 && $(ls "$TMP/loop/modules" | wc -l) -eq 9 ]] \
+  && { PASSES=$((PASSES + 1)); echo "ok   9 requests, 3 sets, 9 module files"; } || { FAILS=$((FAILS + 1)); echo "FAIL loop files"; wc -l "$TMP/requests.log"; ls "$TMP/loop"; }
+expect_exit 0 "the loop's valid modules are in the pool" -- "$KZ" -q frontier --db "$TMP/loop_pool.db" stats
+json_check "pool holds the valid ones" 'v["modules"] >= 1 and v["by_status"] == {"untested": v["modules"]}'
+expect_exit 0 "the loop again: nothing asked, nothing validated" -- "${L[@]}"
+json_check "all validated before" 'v["validated_before"] == 9 and v["now"] == {}'
+[[ $(wc -l <"$TMP/requests.log") -eq 9 ]] && { PASSES=$((PASSES + 1)); echo "ok   no request on the rerun"; } || { FAILS=$((FAILS + 1)); echo "FAIL requests on the rerun"; }
+head -n 7 "$TMP/loop/proposals.jsonl" >"$TMP/p7" && mv "$TMP/p7" "$TMP/loop/proposals.jsonl"
+expect_exit 0 "after losing two proposals: only those asked again" -- "${L[@]}"
+[[ $(wc -l <"$TMP/requests.log") -eq 11 ]] && { PASSES=$((PASSES + 1)); echo "ok   two requests"; } || { FAILS=$((FAILS + 1)); echo "FAIL $(wc -l <"$TMP/requests.log") requests"; }
+expect_exit 2 "the loop without --out" -- "$KZ" -q propose --endpoint "$URL" --model fake --sets 1
+expect_exit 2 "the loop without a model" -- "$KZ" -q propose --endpoint "$URL" --sets 1 --out "$TMP/x"
+expect_exit 2 "propose without anything" -- "$KZ" -q propose
+
 finish
