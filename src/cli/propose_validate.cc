@@ -81,6 +81,33 @@ bool AddToPool(const ValidateArgs& a, const cur::Catalog& c, const std::vector<c
   }
   return true;
 }
+
+namespace {
+// One JSON line per outcome (with `expect` and `matches` where labelled), a summary on
+// stderr; the exit code of RunValidate.
+int Report(const std::vector<cur::Outcome>& outcomes, const std::vector<std::string>& expect, const cur::Catalog& c,
+           double wall) {
+  size_t valid = 0, matched = 0, with_expect = 0;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    json j = cur::OutcomeJson(outcomes[i], c);
+    valid += j["valid"].get<bool>();
+    if (!expect[i].empty()) {
+      std::string got = j["valid"].get<bool>() ? "valid" : j["stage"].get<std::string>() + "." + j["rule"].get<std::string>();
+      j["expect"] = expect[i];
+      j["matches"] = got == expect[i];
+      ++with_expect;
+      matched += got == expect[i];
+    }
+    std::cout << j.dump() << "\n";
+  }
+  std::cerr << "kz propose validate: " << valid << " of " << outcomes.size() << " valid";
+  if (with_expect) std::cerr << "; " << matched << " of " << with_expect << " as labelled";
+  std::cerr << "; " << wall << " s (" << (wall > 0 ? 60.0 * outcomes.size() / wall : 0) << " modules/min)\n";
+  if (with_expect) return matched == with_expect ? 0 : 1;
+  return valid == outcomes.size() ? 0 : 1;
+}
+}  // namespace
+
 int Bad(const std::string& what) {
   std::cerr << "kz propose validate: " << what << "\n";
   return verify::kExitUsage;
@@ -94,8 +121,7 @@ int RunValidate(const ValidateArgs& a, const cur::Catalog& c, const std::string&
     cur::WorkerScanner scanner(worker::LocateWorker(argv0));
     cur::KnownHashes known;
     if (!Known(a, scanner, &known, &err)) return Bad(err);
-    int rc = RunValidateProposals(a, c, std::move(known), argv0);
-    return rc;
+    return RunValidateProposals(a, c, std::move(known), argv0);
   }
   if (!a.manifest.empty()) {
     if (!ReadManifest(a, c, &proposals, &expect, &err)) return Bad(err);
@@ -117,24 +143,7 @@ int RunValidate(const ValidateArgs& a, const cur::Catalog& c, const std::string&
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!AddToPool(a, c, outcomes, &err)) return Bad(err);
-  size_t valid = 0, matched = 0, with_expect = 0;
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    json j = cur::OutcomeJson(outcomes[i], c);
-    valid += j["valid"].get<bool>();
-    if (!expect[i].empty()) {
-      std::string got = j["valid"].get<bool>() ? "valid" : j["stage"].get<std::string>() + "." + j["rule"].get<std::string>();
-      j["expect"] = expect[i];
-      j["matches"] = got == expect[i];
-      ++with_expect;
-      matched += got == expect[i];
-    }
-    std::cout << j.dump() << "\n";
-  }
-  std::cerr << "kz propose validate: " << valid << " of " << outcomes.size() << " valid";
-  if (with_expect) std::cerr << "; " << matched << " of " << with_expect << " as labelled";
-  std::cerr << "; " << wall << " s (" << (wall > 0 ? 60.0 * outcomes.size() / wall : 0) << " modules/min)\n";
-  if (with_expect) return matched == with_expect ? 0 : 1;
-  return valid == outcomes.size() ? 0 : 1;
+  return Report(outcomes, expect, c, wall);
 }
 
 }  // namespace kz::cli
