@@ -138,13 +138,15 @@ def _one(path: str, device_name: str, options: dict, channel) -> dict:
     return facts
 
 
-def _warm_up(device_name: str, options: dict) -> None:
-    """Import torch and check validate_warmup.py here, once, before the forks."""
+def _warm_up(options: dict) -> None:
+    """Import torch and check validate_warmup.py here, once, before the forks. Always on the
+    CPU, also for device cuda: a CUDA context made here would be unusable in the forked
+    children (each child makes its own)."""
     import torch  # noqa: F401
     from . import validate_facts
     path = os.path.join(os.path.dirname(__file__), "validate_warmup.py")
     try:
-        validate_facts.module_facts(path, device_name, options)
+        validate_facts.module_facts(path, "cpu", options)
     except Exception:  # noqa: BLE001 - a warm-up only: the children meet any real problem
         pass
 
@@ -158,7 +160,7 @@ def validate_op(request: dict, channel) -> dict:
     if device_name not in ("cpu", "cuda"):
         raise ProtocolError(f"device: expected cuda or cpu, got {device_name!r}")
     options = _options(request)
-    _warm_up(device_name, options)
+    _warm_up(options)
     out = []
     for m in modules:
         facts = _one(m["path"], device_name, options, channel)

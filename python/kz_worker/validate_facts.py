@@ -60,6 +60,9 @@ def _run(task, device, options: dict, facts: dict) -> None:
 def module_facts(path: str, device_name: str, options: dict) -> dict:
     torch.set_num_threads(1)
     device = torch.device("cuda:0" if device_name == "cuda" else "cpu")
+    if device.type == "cuda":  # as task_check: fp32 compared against fp64 must be real fp32
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     facts = {"load_error": None, "footprint": None, "skipped_run": None, "run_error": None}
     try:
         task = loader.load_task(path)

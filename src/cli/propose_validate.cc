@@ -11,6 +11,7 @@
 #include "curriculum/frontier_pool.h"
 #include "curriculum/validator.h"
 #include "util/fs.h"
+#include "verify/device.h"
 #include "verify/status.h"
 
 namespace kz::cli {
@@ -117,6 +118,7 @@ int RunValidate(const ValidateArgs& a, const cur::Catalog& c, const std::string&
   std::vector<cur::Proposal> proposals;
   std::vector<std::string> expect;
   std::string err;
+  if (a.cuda && verify::DetectGpus().empty()) return Bad("--cuda: no GPU on this host");
   if (!a.proposals.empty()) {
     cur::WorkerScanner scanner(worker::LocateWorker(argv0));
     cur::KnownHashes known;

@@ -89,6 +89,10 @@ expect_exit 2 "unknown API in a set" -- "${P[@]}" validate $L/v_relu_method.py -
 err_contains "unknown API named" "unknown API 'no_such_api'"
 expect_exit 2 "empty API set" -- "${P[@]}" validate $L/v_relu_method.py --apis ,
 err_contains "empty set named" "empty API set"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  expect_exit 2 "--cuda without a GPU" -- "${P[@]}" validate $L/v_relu_method.py --apis relu --cuda
+  err_contains "no GPU named" "--cuda: no GPU on this host"
+fi
 expect_exit 0 "one valid module, aliases accepted" -- "${P[@]}" validate $L/v_relu_method.py --apis torch.nn.ReLU
 json_check "valid" 'v["valid"] and v["apis"] == ["relu"]'
 start_ns=$(date +%s%N)
