@@ -1,5 +1,6 @@
 // kz-propose: the executable behind `kz propose` and `kz frontier` (docs/curriculum.md).
-// A separate binary so that `kz` itself needs only libc while the frontier pool links SQLite.
+// A separate binary so that `kz` itself needs only libc while the frontier pool links SQLite and
+// the Proposer loop libcurl (src/generate's client).
 #include "cli/propose_command.h"
 #include "cli/sibling_main.h"
 
