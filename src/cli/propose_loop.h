@@ -1,9 +1,9 @@
 // `kz propose --endpoint URL --sets N --out DIR`: the Proposer loop in one command
-// (docs/curriculum.md, "The Proposer loop"): draw N API sets, ask the model for a module per
-// set and sample (src/generate's client, the Proposer prompt, extraction), write the run as
-// `kz generate --proposer` does (DIR/sets.jsonl, DIR/proposals.jsonl, DIR/modules/), then
-// validate it (`kz propose validate --proposals DIR`). Resumable: a rerun asks only for the
-// samples DIR/proposals.jsonl lacks and validates only what DIR/validation.jsonl lacks.
+// (docs/curriculum.md, "The Proposer loop"): draw N API sets (DIR/sets.jsonl), ask the model
+// for modules through `kz generate --proposer`'s library call (generate::RunPropose: the
+// Proposer prompt, src/generate's client, extraction, DIR/proposals.jsonl and DIR/modules/),
+// then validate the run (`kz propose validate --proposals DIR`). Resumable: a rerun asks only
+// for the samples DIR/proposals.jsonl lacks and validates only what DIR/validation.jsonl lacks.
 #pragma once
 #include <optional>
 #include <string>
