@@ -101,8 +101,20 @@ request "$TMP/warm.json" $T/relu.py $C/relu_triton_ok.py triton '{"seed": 99, "t
 http "warm-up job (footprint measured once)" 200 POST "/v1/verify?wait=true" "$TMP/warm.json"
 ACCEPTED=()
 GOT_429=0
-for seed in 1 2 3 4; do
+# left_queue ID: waits (<= 120 s) until job ID has left the queue (a build thread took it),
+# so that the burst below finds room for exactly one more, however loaded the machine is.
+left_queue() {
+  for _ in $(seq 240); do
+    curl -s --max-time 5 -o "$TMP/state.json" "$BASE/v1/jobs/$1"
+    grep -q '"state":"queued"' "$TMP/state.json" || return 0
+    sleep 0.5
+  done
+}
+for seed in 1 2 3 4 5; do
   request "$TMP/seed$seed.json" $T/relu.py $C/relu_triton_ok.py triton "{\"seed\": $seed, \"trials\": 1}"
+done
+for seed in 1 2 3 4 5; do
+  [[ $seed == 2 && ${#ACCEPTED[@]} == 1 ]] && left_queue "${ACCEPTED[0]}"
   code=$(curl -s --max-time 10 -o "$OUT_FILE" -D "$TMP/headers" -w '%{http_code}' -H 'Content-Type: application/json' \
     --data-binary "@$TMP/seed$seed.json" "$BASE/v1/verify")
   if [[ $code == 202 ]]; then ACCEPTED+=("$(field id)"); LAST_ACCEPTED="$TMP/seed$seed.json"
