@@ -64,10 +64,11 @@ expect_exit 3 "a worker that cannot start is an internal error" -- \
   env KZ_PYTHON=/nonexistent/python "${S[@]}" $C/relu_cuda_ok.py
 err_contains "the failure is explained" "relu_cuda_ok.py"
 
-# Speed: every example and timing candidate, one kz call each, in well under 5 s.
+# Speed: every example and timing candidate, one kz call each (about 1-3 s idle).
 start_ns=$(date +%s%N)
 for f in $C/*.py bench/timing/candidates/*.py; do "${S[@]}" "$f" >/dev/null 2>&1; done
 elapsed_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
-if (( elapsed_ms < 5000 )); then PASSES=$((PASSES + 1)); echo "ok   all examples screened in ${elapsed_ms} ms"
-else FAILS=$((FAILS + 1)); echo "FAIL screening all examples took ${elapsed_ms} ms (limit 5000)"; fi
+# The screen never imports torch: a torch import per example would take well over 20 s.
+if (( elapsed_ms < 20000 )); then PASSES=$((PASSES + 1)); echo "ok   all examples screened in ${elapsed_ms} ms"
+else FAILS=$((FAILS + 1)); echo "FAIL screening all examples took ${elapsed_ms} ms (limit 20000)"; fi
 finish

@@ -282,7 +282,7 @@ TEST(OpenAiEndpoint, SlowServerPastTheDeadline) {
 
 TEST(OpenAiEndpoint, CancelStopsARequestInFlight) {
   ScriptedServer s([](int, const auto&, auto& res) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5000));
     Json(res, kOk);
   });
   OpenAiEndpoint e(Options(s.url()));
@@ -295,7 +295,7 @@ TEST(OpenAiEndpoint, CancelStopsARequestInFlight) {
   stopper.join();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error()->kind, ErrorKind::kCancelled);
-  EXPECT_LT(r.latency_s, 1.0);
+  EXPECT_LT(r.latency_s, 3.0);  // cancelled at 0.2 s, long before the 5 s reply (slack for a loaded machine)
 }
 
 TEST(OpenAiEndpoint, UnauthorizedNamesTheVariable) {
