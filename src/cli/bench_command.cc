@@ -90,6 +90,7 @@ class BenchCommandImpl : public BenchCommand {
     s->add_option("--timeout", sc_.verify.timeout_s, "Wall-time limit of one task's run, seconds (default 300)")
         ->check(CLI::PositiveNumber);
     s->add_option("--device", sc_.verify.device, "GPU index (default: the first GPU)");
+    s->add_option("-j,--jobs", sc_.verify.jobs, "Footprint children at once (default: cores / 2)");
     s->add_flag("--cpu", sc_.verify.cpu_only, "Run on the CPU, even if a GPU is present");
     selfcheck_ = s;
   }
@@ -101,6 +102,7 @@ class BenchCommandImpl : public BenchCommand {
     if (baseline_->parsed()) return bench::RunBaselines(b_, worker::LocateWorker(argv0_));
     if (selfcheck_->parsed()) {
       if (sc_.verify.cache_dir.empty()) sc_.verify.cache_dir = verify::DefaultCacheDir();
+      if (sc_.verify.jobs <= 0) sc_.verify.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
       sc_.use_gpu = !sc_.verify.cpu_only;
       sc_.verify.footprint = true;
       return bench::RunSelfCheck(sc_, worker::LocateWorker(argv0_));
@@ -144,7 +146,7 @@ class BenchCommandImpl : public BenchCommand {
   CLI::App* report_ = nullptr;
   CLI::App* baseline_ = nullptr;
   CLI::App* selfcheck_ = nullptr;
-  bench::SelfCheckOptions sc_;
+  bench::SelfCheckOptions sc_ = [] { bench::SelfCheckOptions o; o.verify.jobs = 0; return o; }();
   CLI::Option* trials_ = nullptr;
   CLI::Option* policy_ = nullptr;
   std::vector<const CLI::Option*> local_only_;

@@ -12,7 +12,9 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "verify/device.h"
+#include "verify/sample.h"
 #include "verify/status.h"
+#include "worker/bytecode.h"
 #include "worker/worker_client.h"
 
 namespace kz::cli {
@@ -187,7 +189,9 @@ class TaskCommandImpl : public TaskCommand {
     if (!util::ReadFile(path_, &text, &err)) return Usage("cannot read " + err);
     std::optional<verify::Gpu> gpu;
     if (int rc = PickGpu(&gpu); rc != 0) return rc;
-    worker::WorkerReply reply = worker::RunWorker(worker::LocateWorker(argv0_), MakeCall(gpu));
+    worker::WorkerConfig config = worker::LocateWorker(argv0_);
+    worker::PrepareBytecode(&config, verify::DefaultCacheDir());
+    worker::WorkerReply reply = worker::RunWorker(config, MakeCall(gpu));
     json tc;
     if (!Interpret(reply, &tc)) return verify::kExitInternal;
     tc["task"] = {{"path", util::AbsolutePath(path_)}, {"xxh128", util::Hash128Hex(text)}};

@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "verify/finding.h"
 #include "verify/verdict.h"
+#include "worker/bytecode.h"
 
 namespace kz::verify {
 using nlohmann::json;
@@ -25,6 +26,7 @@ double Since(std::chrono::steady_clock::time_point t0) {
 
 Verifier::Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus)
     : worker_(std::move(worker)), options_(std::move(options)), cache_(options_.cache_dir) {
+  worker::PrepareBytecode(&worker_, options_.cache_dir);
   if (options_.cpu_only || gpus.empty()) return;
   for (const auto& g : gpus)
     if (!options_.device || g.index == *options_.device) {

@@ -11,6 +11,7 @@
 
 #include "util/frame.h"
 #include "util/fs.h"
+#include "worker/bytecode.h"
 
 namespace kz::worker {
 namespace fs = std::filesystem;
@@ -44,6 +45,7 @@ util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& c
   spec.env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"},
               {"PYTHONDONTWRITEBYTECODE", "1"}};
   if (!config.runtime_lib.empty()) spec.env.emplace_back("KZ_RUNTIME_LIB", config.runtime_lib);
+  if (BytecodeReady(config)) spec.env.emplace_back("PYTHONPYCACHEPREFIX", config.bytecode_dir);
   for (const auto& kv : call.env) spec.env.push_back(kv);
   spec.channel = true;
   nlohmann::json req = call.request;
@@ -132,21 +134,31 @@ std::optional<ProbeMemo> RunProbe(const WorkerConfig& config) {
   }
   return m;
 }
-}  // namespace
 
-std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config) {
+std::optional<ProbeMemo> Probe(const WorkerConfig& config) {
   static std::mutex mu;
   static std::map<std::string, ProbeMemo> memo;
   std::string key = config.python + '\n' + config.package_dir;
   {
     std::lock_guard lock(mu);
-    if (auto it = memo.find(key); it != memo.end() && SameFile(it->second)) return it->second.env;
+    if (auto it = memo.find(key); it != memo.end() && SameFile(it->second)) return it->second;
   }
   auto m = RunProbe(config);
   if (!m) return std::nullopt;
   std::lock_guard lock(mu);
   memo[key] = *m;
-  return m->env;
+  return m;
+}
+}  // namespace
+
+std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config) {
+  if (auto m = Probe(config)) return m->env;
+  return std::nullopt;
+}
+
+std::string TorchVersionFile(const WorkerConfig& config) {
+  if (auto m = Probe(config)) return m->version_file;
+  return "";
 }
 
 std::string DescribeEnd(const util::ProcessResult& p) {

@@ -21,6 +21,8 @@ struct WorkerConfig {
   std::string runtime_lib;  // libkz_runtime.so, or "" when absent
   int nice = 0;             // added to every worker child's nice value (kz serve: its HTTP threads first)
   bool idle_class = false;  // children under SCHED_IDLE (kz serve --child-priority idle)
+  std::string bytecode_dir;     // PYTHONPYCACHEPREFIX once bytecode_marker exists (bytecode.h)
+  std::string bytecode_marker;
 };
 
 // Finds the interpreter ($KZ_PYTHON, else <repo>/.venv/bin/python, else python3), the
@@ -58,6 +60,9 @@ WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call);
 // package in a process: later calls reuse it while torch's version.py is unchanged (one
 // stat). nullopt if it fails.
 std::optional<nlohmann::json> ProbeEnvironment(const WorkerConfig& config);
+
+// The path of torch/version.py that the (memoised) probe read, or "" when unknown.
+std::string TorchVersionFile(const WorkerConfig& config);
 
 // One line describing how the child ended, for reasons and logs.
 std::string DescribeEnd(const util::ProcessResult& p);
