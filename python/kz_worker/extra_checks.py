@@ -24,6 +24,7 @@
 """
 
 import contextlib
+import sys
 
 import torch
 
@@ -91,8 +92,10 @@ def signed_inputs(task, reference, candidate, device, options) -> tuple[dict, st
         del inputs
         if not _finite(ref):
             return _not_run("signed_inputs", "the reference is not finite on signed inputs"), None
-        seed_all(seed)
-        out = call_candidate(candidate, _signed_inputs(task, seed, device)[0], device)
+        inputs = _signed_inputs(task, seed, device)[0]  # drawn before seeding: as the reference's
+        seed_all(seed)  # same RNG state for the candidate's own draws (dropout) as the reference had
+        out = call_candidate(candidate, inputs, device)
+        del inputs
         _, failure = compare_outputs(k, ref, out, options)
         del out
         if failure:
@@ -186,6 +189,19 @@ def _candidate_trial(model_class, run: dict, device, options) -> str | None:
         return f"outputs cannot be compared: {describe(exc)}"
 
 
+def _mirrored(model_class, namespace: dict, sizes: dict, accepted: dict) -> tuple[dict, dict]:
+    """The candidate module's namespace and the moved constants it mirrors: globals of the
+    same name and the same original value (a port that keeps the task's `batch_size = 256`
+    and reads it in ModelNew follows the task's sizes, as the reference does). A size baked
+    any other way (a literal, a constant of another name, a value captured at import) stays."""
+    module = sys.modules.get(getattr(model_class, "__module__", ""), None)
+    own = vars(module) if module is not None else None
+    if own is None or own is namespace:
+        return {}, {}
+    return own, {n: v for n, v in accepted.items()
+                 if type(own.get(n)) is int and own[n] == sizes[n]}
+
+
 def perturbed_sizes(task, model_class, device, options) -> tuple[dict, str | None]:
     """One trial with the task's size constants moved (module size_constants); return
     (check entry, failure message or None). The namespace is restored in every path."""
@@ -199,11 +215,15 @@ def perturbed_sizes(task, model_class, device, options) -> tuple[dict, str | Non
         why = "; ".join(f"{n}: {w}" for n, w in refused.items())
         return _not_run("perturbed_sizes", "the reference refused "
                         f"{_described(sizes, nudged, refused)} ({why})"), None
+    own, mirrored = _mirrored(model_class, namespace, sizes, accepted)
     with _applied(namespace, accepted):
         run = run or _reference_run(task, device, options)
-        failure = _candidate_trial(model_class, run, device, options)
+        with _applied(own, mirrored):
+            failure = _candidate_trial(model_class, run, device, options)
     entry = {"check": "perturbed_sizes", "ran": True, "pass": failure is None,
              "sizes": accepted, "from": {n: sizes[n] for n in accepted}}
+    if mirrored:
+        entry["candidate_constants"] = sorted(mirrored)
     if refused:
         entry["refused"] = refused
         entry["partial"] = (f"not moved: {_described(sizes, nudged, refused)}, "

@@ -385,3 +385,70 @@ def test_weak_task_flags_without_copying_the_output():
     assert weak_task(torch.zeros(10)).startswith("reference output 0 is near zero")
     assert "near-constant" in weak_task(torch.full((10,), 3.0))
     assert weak_task((torch.randn(10), 2)) is None
+
+
+class Dropout(torch.nn.Module):
+    """Training mode: its mask comes from the global RNG, seeded alike for both sides."""
+
+    def __init__(self):
+        super().__init__()
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(x) * 2.0
+
+
+def test_a_reference_with_dropout_passes_signed_inputs_against_itself():
+    # KernelBench L2/66 (Matmul, Dropout, Softmax) on the H200, 2026-12-02: the candidate's
+    # signed inputs were drawn after seeding, so its dropout mask differed from the reference's.
+    data, failure = extra_checks.run(PositiveTask, Dropout(), Dropout(), CPU, OPTIONS)
+    assert failure is None, failure
+    assert data["checks"][0] == {"check": "signed_inputs", "ran": True, "pass": True,
+                                 "trials": extra_checks.SIGNED_TRIALS}
+
+
+STATE_SIZED = '''
+import torch
+batch_size, hidden = 16, 24
+class Model(torch.nn.Module):
+    def __init__(self, hidden_size):
+        super().__init__()
+        self.state = torch.zeros(batch_size, hidden_size)
+    def forward(self, x):
+        return x + self.state
+def get_inputs():
+    return [torch.randn(batch_size, hidden)]
+def get_init_inputs():
+    return [hidden]
+'''
+
+
+def candidate_from(source: str):
+    import os
+    import tempfile
+    from kz_worker import loader
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(source)
+    try:
+        return loader.load_candidate(f.name)
+    finally:
+        os.unlink(f.name)
+
+
+def test_a_port_reading_the_tasks_own_constant_follows_the_moved_size():
+    # KernelBench L3/33 (VanillaRNN) self-checked on the H200, 2026-12-02: Model.__init__
+    # reads the module's batch_size; the candidate's copy of it was not moved with the task's.
+    task = module_from(STATE_SIZED)
+    port = candidate_from(STATE_SIZED + "ModelNew = Model\n")
+    entry, failure = extra_checks.perturbed_sizes(task, port, CPU, OPTIONS)
+    assert failure is None, failure
+    assert entry["pass"] and entry["candidate_constants"] == ["batch_size", "hidden"]
+    namespace = vars(__import__("sys").modules[port.__module__])
+    assert (namespace["batch_size"], namespace["hidden"]) == (16, 24), "restored"
+
+
+def test_a_size_baked_under_another_name_still_fails():
+    task = module_from(STATE_SIZED)
+    baked = candidate_from(STATE_SIZED.replace("zeros(batch_size,", "zeros(rows,") + "rows = 16\nModelNew = Model\n")
+    with pytest.raises(Failure, match="must match the size"):  # its state keeps 16 rows
+        extra_checks.perturbed_sizes(task, baked, CPU, OPTIONS)
