@@ -118,9 +118,11 @@ class Policy:
         self.max_grad_norm = field(request, "max_grad_norm", float, 1.0)
         opt = field(request, "optimizer", dict, {})
         params = [p for p in model.parameters() if p.requires_grad]
+        # fused: one kernel over all parameters instead of a loop over tensors (docs/training.md)
         self.optimizer = torch.optim.AdamW(
             params, lr=float(opt.get("lr", 1e-5)), weight_decay=float(opt.get("weight_decay", 0.0)),
-            betas=tuple(opt.get("betas", (0.9, 0.999))), eps=float(opt.get("eps", 1e-8)))
+            betas=tuple(opt.get("betas", (0.9, 0.999))), eps=float(opt.get("eps", 1e-8)),
+            fused=all(p.dtype in (torch.float32, torch.float16, torch.bfloat16) for p in params))
         restored = False
         state_file = os.path.join(path, OPTIMIZER_FILE)
         if os.path.isdir(path) and os.path.isfile(state_file):
@@ -148,13 +150,14 @@ class Policy:
                 raise OpError("load_error", f"{path} has no config.json: not a Hugging Face model directory")
             folder, gguf, fmt = path, None, "safetensors"
         kwargs = {"gguf_file": gguf} if gguf else {}
-        try:
-            config = AutoConfig.from_pretrained(folder, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - any reader failure is a load_error
-            raise OpError("load_error", f"cannot read the model config of {path}: {exc}") from exc
-        if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING:
-            raise OpError("load_error", f"{path} is not a causal LM (model_type {config.model_type!r}, "
-                                        f"architectures {getattr(config, 'architectures', None)})")
+        if not gguf:  # (reading a GGUF's config parses the whole file again: from_pretrained checks)
+            try:
+                config = AutoConfig.from_pretrained(folder)
+            except Exception as exc:  # noqa: BLE001 - any reader failure is a load_error
+                raise OpError("load_error", f"cannot read the model config of {path}: {exc}") from exc
+            if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING:
+                raise OpError("load_error", f"{path} is not a causal LM (model_type {config.model_type!r}, "
+                                            f"architectures {getattr(config, 'architectures', None)})")
         try:
             model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[dtype_name], **kwargs)
         except Exception as exc:  # noqa: BLE001

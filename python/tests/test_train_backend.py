@@ -6,64 +6,22 @@ random Llama made here (generate, score, train_step with KL, sft, LoRA, atomic s
 import json
 import math
 import os
-import select
 import struct
-import subprocess
-import sys
 
 import pytest
 
-PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from kz_train.client import TrainerProcess
+
 transformers = pytest.importorskip("transformers")
 
 
-class Backend:
-    def __init__(self, env=None):
-        self.proc = subprocess.Popen([sys.executable, "-m", "kz_train"], cwd=PYTHON_DIR,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
-        self.next_id = 0
-
-    def send_raw(self, data: bytes):
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def send_body(self, body: bytes):
-        self.send_raw(struct.pack(">I", len(body)) + body)
-
-    def _read(self, n: int, timeout: float) -> bytes:
-        out = b""
-        while len(out) < n:
-            ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-            assert ready, f"no reply within {timeout} s"
-            chunk = os.read(self.proc.stdout.fileno(), n - len(out))
-            assert chunk, "backend closed stdout"
-            out += chunk
-        return out
-
-    def recv(self, timeout: float = 120.0) -> dict:
-        (n,) = struct.unpack(">I", self._read(4, timeout))
-        return json.loads(self._read(n, timeout))
-
-    def call(self, op: str, **fields) -> dict:
-        self.next_id += 1
-        self.send_body(json.dumps({"protocol": 1, "op": op, "id": self.next_id, **fields}).encode())
-        reply = self.recv()
-        assert reply["id"] == self.next_id and reply["op"] == op
-        return reply
+class Backend(TrainerProcess):
+    """Fails the test (instead of raising) on a reply that is not ok."""
 
     def ok(self, op: str, **fields) -> dict:
         reply = self.call(op, **fields)
         assert reply["ok"], reply
         return reply
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.call("shutdown")
-            assert self.proc.wait(timeout=30) == 0
-        self.proc.stdin.close()
-        self.proc.stdout.close()
-        self.proc.stderr.close()
 
 
 @pytest.fixture
