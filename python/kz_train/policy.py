@@ -203,12 +203,20 @@ class Policy:
             raise OpError("not_loaded", "no model loaded: send a load request first")
 
     # ---------------------------------------------------------------- tokens
-    def _prompt_ids(self, sample: dict, chat: bool) -> list:
-        if "prompt_ids" in sample:
-            return _int_list(sample["prompt_ids"], "prompt_ids")
-        text = sample.get("prompt")
+    @staticmethod
+    def _ids_or_text(sample: dict, key: str):
+        """(token ids, None) from KEY_ids, else (None, text) from KEY."""
+        if f"{key}_ids" in sample:
+            return _int_list(sample[f"{key}_ids"], f"{key}_ids"), None
+        text = sample.get(key)
         if not isinstance(text, str):
-            raise OpError("protocol", "a sample needs prompt (text) or prompt_ids")
+            raise OpError("protocol", f"a sample needs {key} (text) or {key}_ids")
+        return None, text
+
+    def _prompt_ids(self, sample: dict, chat: bool) -> list:
+        ids, text = self._ids_or_text(sample, "prompt")
+        if ids is not None:
+            return ids
         if chat:
             text = self.tokenizer.apply_chat_template([{"role": "user", "content": text}],
                                                       tokenize=False, add_generation_prompt=True)
@@ -216,11 +224,9 @@ class Policy:
         return self.tokenizer(text)["input_ids"]
 
     def _completion_ids(self, sample: dict, add_eos: bool) -> list:
-        if "completion_ids" in sample:
-            return _int_list(sample["completion_ids"], "completion_ids")
-        text = sample.get("completion")
-        if not isinstance(text, str):
-            raise OpError("protocol", "a sample needs completion (text) or completion_ids")
+        ids, text = self._ids_or_text(sample, "completion")
+        if ids is not None:
+            return ids
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         return ids + [self.tokenizer.eos_token_id] if add_eos else ids
 

@@ -139,31 +139,31 @@ ScoreResult ScoreFromJson(const json& j) {
   return r;
 }
 
+namespace {
+void StepFromJson(const json& j, StepResult* r) {
+  r->loss = Num(j, "loss");
+  r->grad_norm = Num(j, "grad_norm");
+  r->tokens = Get<int64_t>(j, "tokens", 0);
+  r->samples = Get(j, "samples", 0);
+  r->micro_batches = Get(j, "micro_batches", 0);
+  r->step = Get(j, "step", 0);
+  r->timings = TimingsFromJson(j.value("timings", json::object()));
+}
+}  // namespace
+
 TrainStepResult TrainStepFromJson(const json& j) {
   TrainStepResult r;
-  r.loss = Num(j, "loss");
+  StepFromJson(j, &r);
   r.pg_loss = Num(j, "pg_loss");
-  r.grad_norm = Num(j, "grad_norm");
   r.clip_fraction = Get(j, "clip_fraction", 0.0);
   r.ratio_mean = Get(j, "ratio_mean", 0.0);
   if (j.contains("kl") && !j["kl"].is_null()) r.kl = j["kl"].get<double>();
-  r.tokens = Get<int64_t>(j, "tokens", 0);
-  r.samples = Get(j, "samples", 0);
-  r.micro_batches = Get(j, "micro_batches", 0);
-  r.step = Get(j, "step", 0);
-  r.timings = TimingsFromJson(j.value("timings", json::object()));
   return r;
 }
 
 SftResult SftFromJson(const json& j) {
   SftResult r;
-  r.loss = Num(j, "loss");
-  r.grad_norm = Num(j, "grad_norm");
-  r.tokens = Get<int64_t>(j, "tokens", 0);
-  r.samples = Get(j, "samples", 0);
-  r.micro_batches = Get(j, "micro_batches", 0);
-  r.step = Get(j, "step", 0);
-  r.timings = TimingsFromJson(j.value("timings", json::object()));
+  StepFromJson(j, &r);
   return r;
 }
 

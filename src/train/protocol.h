@@ -22,14 +22,14 @@ struct HelloInfo {
 struct LoraOptions {
   int r = 8, alpha = 16;
   double dropout = 0;
-  std::vector<std::string> target_modules;  // empty: q_proj, v_proj
+  std::vector<std::string> target_modules{};  // empty: q_proj, v_proj
 };
 
 struct LoadRequest {
-  std::string model;  // a Hugging Face directory, a .gguf file, or a checkpoint kz_train saved
+  std::string model{};  // a Hugging Face directory, a .gguf file, or a checkpoint kz_train saved
   std::string dtype = "float32";
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
-  std::optional<LoraOptions> lora;
+  std::optional<LoraOptions> lora{};
   bool reference = false;  // keep a frozen copy for the KL term (LoRA: the adapter switched off)
   double lr = 1e-5, weight_decay = 0, max_grad_norm = 1.0;
   int seed = 0;
@@ -43,7 +43,7 @@ struct LoadResult {
 };
 
 struct GenerateRequest {
-  std::vector<std::string> prompts;
+  std::vector<std::string> prompts{};
   int n = 1;                  // samples per prompt
   double temperature = 1.0;   // 0: greedy
   double top_p = 1.0;
@@ -65,10 +65,10 @@ struct GenerateResult {
 };
 
 struct TokenSample {
-  std::vector<int> prompt_ids, completion_ids;
+  std::vector<int> prompt_ids{}, completion_ids{};
 };
 struct ScoreRequest {
-  std::vector<TokenSample> samples;
+  std::vector<TokenSample> samples{};
   double temperature = 1.0;
   int micro_batch_size = 8;
 };
@@ -78,53 +78,51 @@ struct ScoreResult {
 };
 
 struct PolicySample {
-  std::vector<int> prompt_ids, completion_ids;
+  std::vector<int> prompt_ids{}, completion_ids{};
   double advantage = 0;
-  std::vector<double> old_logprobs;  // empty: the current policy's (ratio 1, on-policy)
-  std::vector<double> ref_logprobs;  // empty: from the reference when kl_coef > 0
+  std::vector<double> old_logprobs{};  // empty: the current policy's (ratio 1, on-policy)
+  std::vector<double> ref_logprobs{};  // empty: from the reference when kl_coef > 0
 };
 struct TrainStepRequest {
-  std::vector<PolicySample> samples;
+  std::vector<PolicySample> samples{};
   double clip_eps = 0.2;
-  std::optional<double> clip_eps_high;  // default clip_eps
+  std::optional<double> clip_eps_high{};  // default clip_eps
   double kl_coef = 0;
   double temperature = 1.0;
   int micro_batch_size = 0;  // 0: one micro-batch; else gradient accumulation
-  std::optional<double> lr;
+  std::optional<double> lr{};
 };
 struct StepTimings {
   double total_s = 0, model_s = 0, reference_s = 0, optimizer_s = 0, overhead_s = 0;
 };
-struct TrainStepResult {
-  double loss = 0, pg_loss = 0, grad_norm = 0, clip_fraction = 0, ratio_mean = 0;
-  std::optional<double> kl;
-  int64_t tokens = 0;
+// What train_step and sft both answer.
+struct StepResult {
+  double loss = 0, grad_norm = 0;  // NaN when the backend sent null (not finite)
+  int64_t tokens = 0;              // completion tokens of the step
   int samples = 0, micro_batches = 0, step = 0;
   StepTimings timings;  // the backend's own clock
   double wall_s = 0;    // the client's: request written to reply decoded
 };
+struct TrainStepResult : StepResult {
+  double pg_loss = 0, clip_fraction = 0, ratio_mean = 0;
+  std::optional<double> kl;
+};
 
 struct SftSample {
-  std::string prompt, completion;             // text, or
-  std::vector<int> prompt_ids, completion_ids;  // ids (win when non-empty)
+  std::string prompt{}, completion{};              // text, or
+  std::vector<int> prompt_ids{}, completion_ids{};  // ids (win when non-empty)
 };
 struct SftRequest {
-  std::vector<SftSample> samples;
+  std::vector<SftSample> samples{};
   int micro_batch_size = 0;
   bool add_eos = true;  // append EOS to completion text
   bool chat = false;
-  std::optional<double> lr;
+  std::optional<double> lr{};
 };
-struct SftResult {
-  double loss = 0, grad_norm = 0;
-  int64_t tokens = 0;
-  int samples = 0, micro_batches = 0, step = 0;
-  StepTimings timings;
-  double wall_s = 0;
-};
+struct SftResult : StepResult {};
 
 struct SaveRequest {
-  std::string path;
+  std::string path{};
   bool optimizer = false;  // also the optimizer's state (resume exactly; ~2x the weights)
 };
 struct SaveResult {

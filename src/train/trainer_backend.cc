@@ -245,24 +245,24 @@ bool TrainerBackend::Score(const ScoreRequest& req, ScoreResult* out, TrainerErr
          Decode(reply, ScoreFromJson, out, "score", err);
 }
 
-bool TrainerBackend::TrainStep(const TrainStepRequest& req, TrainStepResult* out, TrainerError* err) {
+template <typename Out, typename F>
+bool TrainerBackend::TimedStep(json fields, std::string_view op, double timeout_s, F from_json, Out* out,
+                               TrainerError* err) {
   json reply;
   auto t0 = Clock::now();
-  if (!Call("train_step", ToJson(req), config_.timeouts.train_step_s, &reply, err)) return false;
+  if (!Call(op, std::move(fields), timeout_s, &reply, err)) return false;
   double wall = Since(t0);
-  if (!Decode(reply, TrainStepFromJson, out, "train_step", err)) return false;
+  if (!Decode(reply, from_json, out, op, err)) return false;
   if (out) out->wall_s = wall;
   return true;
 }
 
+bool TrainerBackend::TrainStep(const TrainStepRequest& req, TrainStepResult* out, TrainerError* err) {
+  return TimedStep(ToJson(req), "train_step", config_.timeouts.train_step_s, TrainStepFromJson, out, err);
+}
+
 bool TrainerBackend::Sft(const SftRequest& req, SftResult* out, TrainerError* err) {
-  json reply;
-  auto t0 = Clock::now();
-  if (!Call("sft", ToJson(req), config_.timeouts.sft_s, &reply, err)) return false;
-  double wall = Since(t0);
-  if (!Decode(reply, SftFromJson, out, "sft", err)) return false;
-  if (out) out->wall_s = wall;
-  return true;
+  return TimedStep(ToJson(req), "sft", config_.timeouts.sft_s, SftFromJson, out, err);
 }
 
 bool TrainerBackend::Save(const SaveRequest& req, SaveResult* out, TrainerError* err) {

@@ -99,6 +99,10 @@ class TrainerBackend {
   // The process ended: `failure` with its exit status and stderr tail.
   bool Ended(util::ProcessResult result, TrainerFailure failure, const std::string& what, TrainerError* err);
   bool Fail(TrainerFailure failure, std::string message, TrainerError* err);
+  // train_step and sft: Call, decode, and the client's wall time.
+  template <typename Out, typename F>
+  bool TimedStep(nlohmann::json fields, std::string_view op, double timeout_s, F from_json, Out* out,
+                 TrainerError* err);
 
   TrainerConfig config_;
   std::unique_ptr<util::ProcessSet> set_;
