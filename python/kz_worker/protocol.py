@@ -21,6 +21,14 @@ class ProtocolError(Exception):
     """The peer sent something that is not a valid frame (or closed mid-frame)."""
 
 
+class ChannelClosed(ProtocolError):
+    """The peer closed the channel (end of input) before a whole frame came."""
+
+
+class FrameTooLarge(ProtocolError):
+    """A frame's length is over MAX_FRAME: the stream cannot be resynchronised."""
+
+
 def _json_safe(value):
     """Return `value` with every NaN/Inf float replaced by None, recursively."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -45,17 +53,19 @@ def _read_exact(fd: int, n: int) -> bytes:
     while left:
         chunk = os.read(fd, left)
         if not chunk:
-            raise ProtocolError(f"connection closed with {left} of {n} bytes unread")
+            raise ChannelClosed(f"connection closed with {left} of {n} bytes unread")
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
 
 
 class Channel:
-    """The frame channel on one file descriptor (a socketpair end or a pipe)."""
+    """The frame channel on one file descriptor (a socketpair end or a pipe), or on a pair:
+    frames read from `fd` and written to `write_fd` (the trainer backend's stdin/stdout)."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, write_fd: int | None = None):
         self.fd = fd
+        self.write_fd = fd if write_fd is None else write_fd
         self.token = None  # the session token of the request; echoed in every frame
 
     @classmethod
@@ -73,7 +83,7 @@ class Channel:
         """Read one frame and return its JSON object; raises ProtocolError."""
         (length,) = struct.unpack(">I", _read_exact(self.fd, 4))
         if length > MAX_FRAME:
-            raise ProtocolError(f"frame length {length} exceeds {MAX_FRAME}")
+            raise FrameTooLarge(f"frame length {length} exceeds {MAX_FRAME}")
         try:
             obj = json.loads(_read_exact(self.fd, length).decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -89,7 +99,7 @@ class Channel:
             obj = {**obj, "token": self.token}
         view = memoryview(encode_frame(obj))
         while view:
-            view = view[os.write(self.fd, view):]
+            view = view[os.write(self.write_fd, view):]
 
     def event(self, stage: str, data: dict) -> None:
         """Send an `event` frame for a finished stage."""

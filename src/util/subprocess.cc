@@ -44,7 +44,7 @@ std::vector<std::string> BuildEnv(const ProcessSpec& spec) {
   }
   for (const auto& k : spec.unset_env) env.erase(k);
   for (const auto& [k, v] : spec.env) env[k] = v;
-  if (spec.channel) env["KZ_PROTOCOL_FD"] = "3";
+  if (spec.channel && !spec.stdio_channel) env["KZ_PROTOCOL_FD"] = "3";
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
@@ -113,10 +113,11 @@ std::string Spawn(ProcessSet::Id, ProcessSpec& spec, int* out_fd, int* err_fd, i
   if (p < 0) return std::string("fork: ") + std::strerror(errno);
   if (p == 0) {
     ::setpgid(0, 0);
-    ::dup2(devnull, 0);
-    ::dup2(outp[1], 1);
+    bool stdio = spec.stdio_channel && sv[1] >= 0;
+    ::dup2(stdio ? sv[1] : devnull, 0);
+    ::dup2(stdio ? sv[1] : outp[1], 1);
     ::dup2(errp[1], 2);
-    if (sv[1] >= 0) {
+    if (sv[1] >= 0 && !stdio) {
       if (sv[1] == 3) ::fcntl(3, F_SETFD, 0);
       else ::dup2(sv[1], 3);
     }
@@ -137,6 +138,7 @@ std::string Spawn(ProcessSet::Id, ProcessSpec& spec, int* out_fd, int* err_fd, i
   ::close(outp[1]);
   ::close(errp[1]);
   if (sv[1] >= 0) ::close(sv[1]);
+  if (spec.stdio_channel && sv[0] >= 0) ::close(outp[0]), outp[0] = -1;  // stdout is the channel
   *out_fd = outp[0];
   *err_fd = errp[0];
   *chan_fd = sv[0];
@@ -306,6 +308,7 @@ std::vector<std::pair<ProcessSet::Id, ProcessResult>> ProcessSet::WaitAny(int ti
       wait_ms = std::max<int>(0, std::min<int>(wait_ms, static_cast<int>(left.count())));
     }
     int n = ::poll(fds.data(), fds.size(), wait_ms);
+    bool streamed = false;
     for (size_t i = 0; n > 0 && i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
       auto [c, fd] = owners[i];
@@ -325,11 +328,46 @@ std::vector<std::pair<ProcessSet::Id, ProcessResult>> ProcessSet::WaitAny(int ti
         uint64_t total = 0;
         Drain(fd, &r.channel_data, &total, c->spec.max_channel_bytes, false);
         if (r.channel_data.size() - before < total) r.channel_truncated = true;
+        if (c->spec.stream_channel && r.channel_data.size() > before) streamed = true;
       }
     }
     Reap();
     EnforceLimits();
+    if (streamed) return CollectFinished();  // maybe empty: the caller takes the bytes
   }
+}
+
+bool ProcessSet::Send(Id id, std::string_view bytes) {
+  for (auto& c : children_) {
+    if (c->id != id) continue;
+    if (c->chan_fd < 0 || c->reaped || c->forced) return false;
+    std::string& in = c->spec.channel_input;
+    in.erase(0, c->chan_written);  // what was written already
+    c->chan_written = 0;
+    in.append(bytes);
+    return true;
+  }
+  return false;
+}
+
+std::string ProcessSet::TakeChannel(Id id) {
+  for (auto& c : children_)
+    if (c->id == id) return std::exchange(c->result.channel_data, {});
+  return {};
+}
+
+bool ProcessSet::Expire(Id id) {
+  for (auto& c : children_) {
+    if (c->id != id) continue;
+    if (c->pid <= 0 || c->reaped) return false;
+    if (!c->forced) {
+      c->forced = true;
+      c->forced_end = ProcessEnd::kTimedOut;
+    }
+    c->KillGroup();
+    return true;
+  }
+  return false;
 }
 
 bool ProcessSet::Release(Id id, std::string channel_input, double wall_limit_s) {

@@ -5,7 +5,9 @@
 // starts cicc and ptxas; candidates start threads and processes). stdout and stderr are
 // drained continuously and only a bounded tail is kept, so a child that prints gigabytes
 // costs nothing. An optional channel (a socketpair end at fd 3 in the child, announced in
-// KZ_PROTOCOL_FD) carries the structured protocol.
+// KZ_PROTOCOL_FD) carries the structured protocol. A long-lived child (the trainer backend)
+// can instead have the channel as its stdin and stdout (`stdio_channel`) and exchange frames
+// while it runs (`stream_channel`: Send(), TakeChannel()).
 //
 // Thread-safety: a ProcessSet belongs to the thread that created it.
 #pragma once
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,6 +37,10 @@ struct ProcessSpec {
   bool hold = false;  // parked: no channel input and no wall limit until ProcessSet::Release
   int nice = 0;       // added to the child's nice value (> 0: yields the CPU to its parent's threads)
   bool idle_class = false;  // SCHED_IDLE: runs only when no normal thread wants the CPU (inherited)
+  bool stdio_channel = false;  // the channel is the child's stdin and stdout (one socket), not fd 3;
+                               // needs `channel`; stdout then has no tail
+  bool stream_channel = false;  // channel bytes are taken with TakeChannel() while the child runs,
+                                // and WaitAny() also returns (with nothing finished) when some arrive
 };
 
 enum class ProcessEnd { kExited, kSignaled, kTimedOut, kMemoryExceeded, kSpawnFailed };
@@ -74,6 +81,15 @@ class ProcessSet {
   // (ProcessResult::wall_s counts from here). False, and nothing changes, when the child
   // is unknown, was not held, or has already exited or failed to spawn: start a new one.
   bool Release(Id id, std::string channel_input, double wall_limit_s);
+
+  // A child with a channel: queues `bytes` to be written to it (by WaitAny()). False when
+  // the child is unknown, has no channel or has exited.
+  bool Send(Id id, std::string_view bytes);
+  // A `stream_channel` child: the channel bytes received so far (then cleared).
+  std::string TakeChannel(Id id);
+  // Kills the child's group now; WaitAny() reports it as kTimedOut (a deadline the caller
+  // keeps itself, e.g. per request). False when the child is unknown or already reaped.
+  bool Expire(Id id);
 
   // Children started and not yet returned by WaitAny().
   size_t running() const;

@@ -174,3 +174,33 @@ TEST(Subprocess, IdleClassIsInheritedByTheChildsChildren) {
   EXPECT_EQ(std::stoi(r.stdout_tail), 0);  // SCHED_OTHER
 }
 }  // namespace kz::util
+
+namespace kz::util {
+// A long-lived child whose stdin and stdout are the channel: two round trips while it
+// runs (cat echoes), then Expire() ends it as timed out.
+TEST(Subprocess, StdioChannelStreamsWhileTheChildRuns) {
+  ProcessSpec spec = {};
+  spec.argv = {"/bin/sh", "-c", "test -z \"$KZ_PROTOCOL_FD\" && echo ready >&2 && exec cat"};
+  spec.channel = spec.stdio_channel = spec.stream_channel = true;
+  ProcessSet set;
+  auto id = set.Start(spec);
+  for (std::string msg : {"first", "second"}) {
+    ASSERT_TRUE(set.Send(id, msg));
+    std::string got;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (got.size() < msg.size() && std::chrono::steady_clock::now() < until) {
+      auto done = set.WaitAny(5000);
+      ASSERT_TRUE(done.empty()) << "cat ended early";
+      got += set.TakeChannel(id);
+    }
+    EXPECT_EQ(got, msg);
+  }
+  ASSERT_TRUE(set.Expire(id));
+  auto done = set.WaitAny(5000);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].second.end, ProcessEnd::kTimedOut);
+  EXPECT_EQ(done[0].second.stderr_tail, "ready\n");
+  EXPECT_FALSE(set.Send(id, "late")) << "a finished child takes no input";
+  EXPECT_FALSE(set.Expire(id));
+}
+}  // namespace kz::util
