@@ -35,7 +35,10 @@ WorkerConfig StandIn(bool torch_has_bytecode) {
                       "/torch/version.py')\"";
     EXPECT_EQ(std::system(cmd.c_str()), 0);
   }
-  return {"python3", dir, ""};
+  WorkerConfig config;
+  config.python = "python3";
+  config.package_dir = dir;
+  return config;
 }
 
 bool WaitFor(const std::string& path, double seconds) {
