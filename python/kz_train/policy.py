@@ -3,7 +3,6 @@ math of the trainer backend's ops (docs/train-protocol.md). Nothing here decides
 train on: samples, advantages and schedules come from the C++ control plane.
 """
 
-import contextlib
 import copy
 import json
 import math
@@ -14,32 +13,11 @@ import time
 import torch
 
 from .errors import OpError, field
+from .loading import DTYPES, load_base, load_tokenizer, with_lora
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 META_FILE = "kz_train.json"        # written into every checkpoint
 OPTIMIZER_FILE = "optimizer.pt"
 FAULT_ENV = "KZ_TRAIN_FAULT"       # test hook: "save" fails a save after the weights are written
-
-
-def clear_gguf_marker(model) -> None:
-    """transformers loads a GGUF file dequantized (real fp32 tensors) but keeps the GGUF
-    quantizer on the model (`hf_quantizer`, `is_quantized`, `quantization_method`,
-    `config.quantization_config`, `config._is_quantized`), so `save_pretrained` refuses it and
-    `.to(dtype)` is refused too. The weights are ordinary tensors: clear the marker."""
-    quantizer = getattr(model, "hf_quantizer", None)
-    if quantizer is not None:
-        quantizer.remove_quantization_config(model)
-    for attr in ("hf_quantizer", "quantization_method"):
-        if attr in vars(model):
-            delattr(model, attr)
-    model.is_quantized = False
-    for module in model.modules():
-        config = getattr(module, "config", None)
-        if config is not None:
-            if hasattr(config, "quantization_config"):
-                with contextlib.suppress(AttributeError):
-                    del config.quantization_config
-            config._is_quantized = False
 
 
 def _sync(device: torch.device) -> None:
@@ -99,15 +77,15 @@ class Policy:
         if meta.get("lora"):
             adapter_dir, lora = path, meta["lora"]
             base = meta["base"]
-            model, tokenizer, fmt = self._load_base(base["model"], dtype_name)
-            tokenizer = self._tokenizer(path, None) or tokenizer
+            model, tokenizer, fmt = load_base(base["model"], dtype_name)
+            tokenizer = load_tokenizer(path, None) or tokenizer
         else:
-            model, tokenizer, fmt = self._load_base(path, dtype_name)
+            model, tokenizer, fmt = load_base(path, dtype_name)
             base = {"model": path, "format": fmt}
         model.to(device_name)
         self.device = next(model.parameters()).device
         if lora:
-            model = self._with_lora(model, lora, adapter_dir)
+            model = with_lora(model, lora, adapter_dir)
         model.eval()  # no dropout: the logprobs of generate, score and train_step agree
         self.model, self.tokenizer, self.lora, self.source = model, tokenizer, lora, base
         self.steps = int(meta.get("steps", 0))
@@ -134,69 +112,6 @@ class Policy:
                 "trainable_parameters": sum(p.numel() for p in params),
                 "optimizer_restored": restored, "reference": self.reference is not None or bool(lora),
                 "seconds": time.perf_counter() - start}
-
-    def _load_base(self, path: str, dtype_name: str):
-        from transformers import AutoConfig, AutoModelForCausalLM
-        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
-        if not os.path.exists(path):
-            raise OpError("load_error", f"model path {path} does not exist")
-        if os.path.isfile(path):
-            if not path.endswith(".gguf"):
-                raise OpError("load_error", f"model path {path} is a file but not a .gguf file; "
-                                            "give a Hugging Face model directory or a GGUF file")
-            folder, gguf, fmt = os.path.dirname(os.path.abspath(path)), os.path.basename(path), "gguf"
-        else:
-            if not os.path.isfile(os.path.join(path, "config.json")):
-                raise OpError("load_error", f"{path} has no config.json: not a Hugging Face model directory")
-            folder, gguf, fmt = path, None, "safetensors"
-        kwargs = {"gguf_file": gguf} if gguf else {}
-        if not gguf:  # (reading a GGUF's config parses the whole file again: from_pretrained checks)
-            try:
-                config = AutoConfig.from_pretrained(folder)
-            except Exception as exc:  # noqa: BLE001 - any reader failure is a load_error
-                raise OpError("load_error", f"cannot read the model config of {path}: {exc}") from exc
-            if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING:
-                raise OpError("load_error", f"{path} is not a causal LM (model_type {config.model_type!r}, "
-                                            f"architectures {getattr(config, 'architectures', None)})")
-        try:
-            model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[dtype_name], **kwargs)
-        except Exception as exc:  # noqa: BLE001
-            raise OpError("load_error", f"cannot load the weights of {path}: {exc}") from exc
-        if gguf:
-            clear_gguf_marker(model)
-            model.to(DTYPES[dtype_name])
-        tokenizer = self._tokenizer(folder, gguf)
-        if tokenizer is None:
-            raise OpError("load_error", f"{path} has no tokenizer")
-        return model, tokenizer, fmt
-
-    @staticmethod
-    def _tokenizer(folder: str, gguf):
-        from transformers import AutoTokenizer
-        try:
-            tok = AutoTokenizer.from_pretrained(folder, **({"gguf_file": gguf} if gguf else {}))
-        except Exception:  # noqa: BLE001
-            return None
-        if tok.pad_token_id is None:
-            tok.pad_token = tok.eos_token
-        return tok
-
-    @staticmethod
-    def _with_lora(model, lora: dict, adapter_dir):
-        try:
-            from peft import LoraConfig, PeftModel, get_peft_model
-        except ImportError as exc:
-            raise OpError("load_error", f"LoRA asked for but peft is not installed: {exc}") from exc
-        if adapter_dir:
-            return PeftModel.from_pretrained(model, adapter_dir, is_trainable=True)
-        config = LoraConfig(r=int(lora.get("r", 8)), lora_alpha=int(lora.get("alpha", 16)),
-                            lora_dropout=float(lora.get("dropout", 0.0)),
-                            target_modules=lora.get("target_modules") or ["q_proj", "v_proj"],
-                            task_type="CAUSAL_LM")
-        try:
-            return get_peft_model(model, config)
-        except ValueError as exc:
-            raise OpError("load_error", f"LoRA: {exc}") from exc
 
     def _need_model(self):
         if self.model is None:

@@ -85,17 +85,18 @@ def get_init_inputs():
 '''
 
 
-def module_from(source: str):
+def module_from(source: str, role: str = "task"):
     """The task as the worker loads it (loader.load_task from a file): a loader.Task,
     whose size constants live in its module namespace (the H200 corpus run of
-    2026-11-29 found the check skipped because it looked at the Task object instead)."""
+    2026-11-29 found the check skipped because it looked at the Task object instead).
+    With role "candidate": loader.load_candidate's ModelNew."""
     import os
     import tempfile
     from kz_worker import loader
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(source)
     try:
-        return loader.load_task(f.name)
+        return loader.load_task(f.name) if role == "task" else loader.load_candidate(f.name)
     finally:
         os.unlink(f.name)
 
@@ -423,23 +424,11 @@ def get_init_inputs():
 '''
 
 
-def candidate_from(source: str):
-    import os
-    import tempfile
-    from kz_worker import loader
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(source)
-    try:
-        return loader.load_candidate(f.name)
-    finally:
-        os.unlink(f.name)
-
-
 def test_a_port_reading_the_tasks_own_constant_follows_the_moved_size():
     # KernelBench L3/33 (VanillaRNN) self-checked on the H200, 2026-12-02: Model.__init__
     # reads the module's batch_size; the candidate's copy of it was not moved with the task's.
     task = module_from(STATE_SIZED)
-    port = candidate_from(STATE_SIZED + "ModelNew = Model\n")
+    port = module_from(STATE_SIZED + "ModelNew = Model\n", "candidate")
     entry, failure = extra_checks.perturbed_sizes(task, port, CPU, OPTIONS)
     assert failure is None, failure
     assert entry["pass"] and entry["candidate_constants"] == ["batch_size", "hidden"]
@@ -449,6 +438,7 @@ def test_a_port_reading_the_tasks_own_constant_follows_the_moved_size():
 
 def test_a_size_baked_under_another_name_still_fails():
     task = module_from(STATE_SIZED)
-    baked = candidate_from(STATE_SIZED.replace("zeros(batch_size,", "zeros(rows,") + "rows = 16\nModelNew = Model\n")
+    baked = module_from(STATE_SIZED.replace("zeros(batch_size,", "zeros(rows,") + "rows = 16\nModelNew = Model\n",
+                        "candidate")
     with pytest.raises(Failure, match="must match the size"):  # its state keeps 16 rows
         extra_checks.perturbed_sizes(task, baked, CPU, OPTIONS)
