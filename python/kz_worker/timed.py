@@ -20,7 +20,7 @@ is the one rechecked.
 import torch
 
 from .compare import compare_outputs
-from .correctness import clone, input_pool
+from .correctness import clone, input_pool, seed_all
 from .failure import Failure, candidate_failure, describe, is_cuda_error
 from .memory_plan import POOL_SIZE, choose
 
@@ -46,24 +46,66 @@ def _rotating(model, pool, raised: dict, role: str, outputs: dict, keep_all: boo
 
 
 class TimedRecheck:
-    """The `after_pair` hook: recheck the last timed outputs, then rotate input values."""
+    """The `after_pair` hook: recheck the last timed outputs, then rotate input values.
 
-    def __init__(self, pools, ref_out, cand_out, options):
+    A reference that draws from the RNG in forward (dropout in training mode) gives another
+    output on every call, so a timed call's output cannot be compared with the other
+    side's. The first mismatch therefore asks whether the reference repeats itself on the
+    same inputs; if not, this and every later round recheck with fresh calls of both sides
+    on the slot's (rotated) inputs, each right after seeding with the same seed, as the
+    correctness trials do (`mode` "seeded" in `stages.timing.recheck`). A stale cache still
+    shows: the fresh calls see the same pointers and shapes with new values."""
+
+    def __init__(self, pools, ref_out, cand_out, options, models=None):
         self.pools, self.ref_out, self.cand_out = pools, ref_out, cand_out
         self.options, self.rounds = options, 0
+        self.models = models  # (reference, candidate), for the seeded recheck
+        self.mode = "outputs"
 
     def __call__(self):
         self.rounds += 1
         for slot in sorted(self.cand_out):
             if slot not in self.ref_out:
                 continue
-            _, failure = compare_outputs(slot, self.ref_out[slot], self.cand_out[slot], self.options)
+            if self.mode == "outputs":
+                _, failure = compare_outputs(slot, self.ref_out[slot], self.cand_out[slot], self.options)
+                if failure and self._reference_draws_rng(slot):
+                    self.mode = "seeded"
+            if self.mode == "seeded":
+                failure = self._seeded(slot)
             if failure:
                 raise Failure("rejected", "dataflow",
                               f"dataflow.stale_output: an output of a timed call (round {self.rounds}) "
-                              f"differs from the reference on the same inputs: {failure}")
+                              f"differs from the reference on the same inputs"
+                              f"{' (seeded recheck)' if self.mode == 'seeded' else ''}: {failure}")
         for pool in self.pools:
             _rotate(pool)
+
+    def _reference_draws_rng(self, slot) -> bool:
+        """Two unseeded reference calls on the slot's inputs differ: forward uses the RNG."""
+        if self.models is None:
+            return False
+        ref_pool = self.pools[0]
+        with torch.no_grad():
+            first = self.models[0](*ref_pool[slot])
+            second = self.models[0](*ref_pool[slot])
+        _, differs = compare_outputs(slot, first, second, self.options)
+        return differs is not None
+
+    def _seeded(self, slot):
+        """Fresh reference and candidate calls on the slot's inputs, each after the same seed;
+        the compare's failure text or None. Outputs are released before returning."""
+        reference, candidate = self.models
+        cand_pool = self.pools[-1]
+        seed = self.options.seed + 1000 + self.rounds
+        with torch.no_grad():
+            seed_all(seed)
+            ref = reference(*self.pools[0][slot])
+            seed_all(seed)
+            cand = candidate(*cand_pool[slot])
+        _, failure = compare_outputs(slot, ref, cand, self.options)
+        del ref, cand
+        return failure
 
 
 def _rotate(pool: list) -> None:
@@ -113,13 +155,16 @@ def measure(timing, task, reference, candidate, device, options, plan=None) -> d
     ref_fn = _rotating(reference, ref_pool, raised, "reference", ref_out, not plan.lean)
     cand_fn = _rotating(candidate, cand_pool, raised, "candidate", cand_out, not plan.lean)
     pools = (ref_pool,) if plan.shared_pool else (ref_pool, cand_pool)
-    recheck = TimedRecheck(pools, ref_out, cand_out, options) if options.integrity else None
+    recheck = (TimedRecheck(pools, ref_out, cand_out, options, (reference, candidate))
+               if options.integrity else None)
     try:
         result = timing.time_interleaved(
             ref_fn, cand_fn, warmup=options.warmup, min_calls=options.min_calls,
             max_calls=options.max_calls, budget_s=options.timing_budget_s,
             stable_rel=options.stable_rel, after_pair=recheck)
         result["rechecked_rounds"] = recheck.rounds if recheck is not None else 0
+        if recheck is not None:
+            result["recheck"] = {"mode": recheck.mode}
         result["pool"] = {"sets": plan.pool_size, "shared": plan.shared_pool}
         return result
     except Failure:

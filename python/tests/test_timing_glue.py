@@ -104,6 +104,42 @@ def test_honest_candidate_passes_the_timed_recheck():
     assert result["status"] == "ok" and result["rechecked_rounds"] > 0
 
 
+class Dropout(torch.nn.Module):
+    """Draws from the RNG in forward (dropout in training mode, as KernelBench L2/66)."""
+
+    def forward(self, x):
+        return torch.nn.functional.dropout(x + 1, p=0.5, training=True)
+
+
+class CachedDropout(Dropout):
+    """Dropout whose results are cached by input pointer: stale once values rotate."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache = {}
+
+    def forward(self, x):
+        if x.data_ptr() not in self.cache:
+            self.cache[x.data_ptr()] = super().forward(x)
+        return self.cache[x.data_ptr()]
+
+
+def test_rng_drawing_reference_is_rechecked_with_seeded_fresh_calls():
+    result = measure(fake_timing(), make_task(), Dropout(), Dropout(), CPU, Options())
+    assert result["status"] == "ok" and result["recheck"] == {"mode": "seeded"}
+
+
+def test_seeded_recheck_still_catches_a_pointer_cache():
+    with pytest.raises(Failure) as info:
+        measure(fake_timing(), make_task(), Dropout(), CachedDropout(), CPU, Options())
+    assert "dataflow.stale_output" in info.value.reason and "seeded recheck" in info.value.reason
+
+
+def test_deterministic_reference_keeps_comparing_the_timed_outputs():
+    result = measure(fake_timing(), make_task(), PlusOne(), PlusOne(), CPU, Options())
+    assert result["recheck"] == {"mode": "outputs"}
+
+
 def test_candidate_raising_while_timed_is_runtime_error():
     timing = fake_timing()
     with pytest.raises(Failure) as info:
