@@ -43,6 +43,14 @@ store::Job Scheduler::NewJob(const Submission& s, const std::string& key) {
   return j;
 }
 
+namespace {
+// Whether two jobs verify the same thing: the deduplication key is a hash, this is the proof.
+bool SameInputs(const store::Job& a, const store::Job& b) {
+  return a.task_source == b.task_source && a.candidate_source == b.candidate_source &&
+         a.options_json == b.options_json && a.backend == b.backend;
+}
+}  // namespace
+
 Scheduler::SubmitResult Scheduler::Submit(const Submission& s) {
   BatchResult b = SubmitBatch({s});
   if (b.kind != SubmitKind::kQueued) return {b.kind, "", "", b.error};
@@ -112,21 +120,32 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
   std::map<std::string, size_t> mine_by_key;
   for (size_t i = 0; i < batch.size() && res.error.empty(); ++i) {
     const std::string& key = p.keys[i];
-    if (auto it = g.by_key.find(key); it != g.by_key.end()) {  // an earlier batch's new job
-      res.items.push_back({SubmitKind::kExisting, g.fresh[it->second].id, std::string(store::kQueued), ""});
+    store::Job job = NewJob(batch[i], key);
+    // A key match is a duplicate only when the stored inputs are the same too: the key is a
+    // 128-bit hash of untrusted inputs, and a collision must not hand out another's verdict.
+    auto earlier = g.by_key.find(key);
+    auto own = mine_by_key.find(key);
+    if (earlier != g.by_key.end() && SameInputs(g.fresh[earlier->second], job)) {  // an earlier batch's
+      res.items.push_back({SubmitKind::kExisting, g.fresh[earlier->second].id, std::string(store::kQueued), ""});
       ++p.deduplicated;
       p.needs_insert = true;
-    } else if (auto own = mine_by_key.find(key); own != mine_by_key.end()) {
+      continue;
+    }
+    if (own != mine_by_key.end() && SameInputs(mine[own->second], job)) {
       res.items.push_back({SubmitKind::kExisting, mine[own->second].id, std::string(store::kQueued), ""});
       ++p.deduplicated;
-    } else if (auto existing = store_->FindByKey(key, &res.error)) {
+      continue;
+    }
+    auto existing = store_->FindByKey(key, &res.error);
+    if (!res.error.empty()) break;
+    if (existing && SameInputs(*existing, job)) {
       res.items.push_back({SubmitKind::kExisting, existing->id, existing->state, ""});
       ++p.deduplicated;
-    } else if (res.error.empty()) {
-      mine_by_key[key] = mine.size();
-      mine.push_back(NewJob(batch[i], key));
-      res.items.push_back({SubmitKind::kQueued, mine.back().id, std::string(store::kQueued), ""});
+      continue;
     }
+    mine_by_key[key] = mine.size();
+    res.items.push_back({SubmitKind::kQueued, job.id, std::string(store::kQueued), ""});
+    mine.push_back(std::move(job));
   }
   if (!res.error.empty()) {
     res = {SubmitKind::kError, res.error, {}};

@@ -116,5 +116,30 @@ TEST_F(SchedulerSubmitTest, ConcurrentBatchesAreAcceptedWholeOrRefusedWholeWhenT
   s.Stop();
 }
 
+TEST_F(SchedulerSubmitTest, AKeyMatchWithOtherStoredSourcesIsNotADuplicate) {
+  // The key is a hash of untrusted inputs: a stored job with the same key but other sources
+  // (a collision, or a tampered store) must not hand its verdict to this request.
+  Scheduler s(store_.get(), Config(4096));
+  std::string err;
+  ASSERT_TRUE(s.Start(&err)) << err;
+  auto first = s.Submit(Sample(1));
+  ASSERT_EQ(first.kind, Scheduler::SubmitKind::kQueued) << first.error;
+  auto same = s.Submit(Sample(1));
+  EXPECT_EQ(same.kind, Scheduler::SubmitKind::kExisting);
+  EXPECT_EQ(same.id, first.id);
+  auto stored = store_->Get(first.id, &err);
+  ASSERT_TRUE(stored) << err;
+  store::Job forged = *stored;  // same key, another candidate, a verdict already in
+  forged.id = "forged0000000001";
+  forged.candidate_source = "class ModelNew: pass  # returns cached outputs\n";
+  forged.submitted_at_ms += 1000;
+  ASSERT_TRUE(store_->Insert(forged, &err)) << err;
+  ASSERT_TRUE(store_->Finish(forged.id, store::kDone, R"({"status":"correct"})", &err)) << err;
+  auto again = s.Submit(Sample(1));
+  EXPECT_EQ(again.kind, Scheduler::SubmitKind::kQueued) << "deduplicated to " << again.id;
+  EXPECT_NE(again.id, forged.id);
+  s.Stop();
+}
+
 }  // namespace
 }  // namespace kz::service
