@@ -1,5 +1,7 @@
-// `kz worker ...` hands over to the kz-worker executable beside kz, as `kz serve` does
-// with kz-serve (exec_serve.h): kz itself must need only libc, kz-worker links hiredis.
+// Subcommands whose code links more than libc run as sibling executables beside kz
+// (`kz serve` -> kz-serve, `kz worker` -> kz-worker, `kz generate` -> kz-generate,
+// `kz propose`/`kz frontier` -> kz-propose, `kz bench --server` -> kz-bench): kz itself
+// must need only libc, so it execs them with the same arguments.
 #pragma once
 #include <string>
 

@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/bench_command.h"
-#include "cli/exec_serve.h"
 #include "cli/exec_sibling.h"
 #include "cli/screen_command.h"
 #include "cli/task_command.h"
@@ -43,7 +42,7 @@ int main(int argc, char** argv) {
       ->prefix_command();
   if (kz::cli::IsInvocationOf(argc, argv, "propose") || kz::cli::IsInvocationOf(argc, argv, "frontier"))
     return kz::cli::ExecSibling(argc, argv, "kz-propose");
-  if (kz::cli::IsServeInvocation(argc, argv)) return kz::cli::ExecServe(argc, argv);
+  if (kz::cli::IsInvocationOf(argc, argv, "serve")) return kz::cli::ExecSibling(argc, argv, "kz-serve");
   if (kz::cli::IsInvocationOf(argc, argv, "worker")) return kz::cli::ExecSibling(argc, argv, "kz-worker");
   if (kz::cli::IsInvocationOf(argc, argv, "generate")) return kz::cli::ExecSibling(argc, argv, "kz-generate");
   if (kz::cli::IsBenchServerInvocation(argc, argv)) return kz::cli::ExecSibling(argc, argv, "kz-bench");
