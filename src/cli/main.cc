@@ -40,9 +40,13 @@ int main(int argc, char** argv) {
   app.add_subcommand("frontier", "The frontier pool: stats, list, export (docs/curriculum.md)")
       ->allow_extras()
       ->prefix_command();
+  app.add_subcommand("train", "Training: the SFT teacher (docs/training.md); `kz train --help`")
+      ->allow_extras()
+      ->prefix_command();
   if (kz::cli::IsInvocationOf(argc, argv, "propose") || kz::cli::IsInvocationOf(argc, argv, "frontier"))
     return kz::cli::ExecSibling(argc, argv, "kz-propose");
   if (kz::cli::IsInvocationOf(argc, argv, "serve")) return kz::cli::ExecSibling(argc, argv, "kz-serve");
+  if (kz::cli::IsInvocationOf(argc, argv, "train")) return kz::cli::ExecSibling(argc, argv, "kz-train");
   if (kz::cli::IsInvocationOf(argc, argv, "worker")) return kz::cli::ExecSibling(argc, argv, "kz-worker");
   if (kz::cli::IsInvocationOf(argc, argv, "generate")) return kz::cli::ExecSibling(argc, argv, "kz-generate");
   if (kz::cli::IsBenchServerInvocation(argc, argv)) return kz::cli::ExecSibling(argc, argv, "kz-bench");

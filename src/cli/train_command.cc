@@ -1,0 +1,168 @@
+#include "cli/train_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "bench/verdict_log.h"
+#include "generate/prompt.h"
+#include "train/teacher.h"
+#include "util/fs.h"
+#include "util/hash.h"
+#include "verify/device.h"
+#include "verify/status.h"
+#include "verify/verifier.h"
+
+namespace kz::cli {
+namespace {
+using nlohmann::json;
+
+constexpr const char* kTeacherFormat = "kz.teacher/1";
+
+json OptionsJson(const train::TeacherOptions& o) {
+  return {{"format", kTeacherFormat}, {"seed", o.seed}, {"families", o.families}, {"max_chain", o.max_chain},
+          {"max_elements", o.max_elements}, {"rows", {o.min_rows, o.max_rows}}, {"cols", {o.min_cols, o.max_cols}}};
+}
+
+// The SFT record of a correct pair: the Coder's own prompt (the shipped Triton template,
+// as `kz generate` renders it) and the kernel as the answer the template asks for.
+json SftRecord(const train::TeacherPair& p, const generate::PromptTemplate& t) {
+  std::string prompt, err;
+  generate::RenderTemplate(t.text, {{"task_source", p.task_source}, {"task_name", p.id}, {"task_id", p.id},
+                                    {"level", "0"}, {"problem", "0"}, {"backend", "triton"}},
+                           &prompt, &err);
+  return {{"id", p.id}, {"family", p.family}, {"prompt", prompt},
+          {"completion", "```python\n" + p.kernel_source + "```"}, {"template", t.name}};
+}
+
+class TrainCommandImpl : public TrainCommand {
+ public:
+  TrainCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
+    auto* train = app.add_subcommand("train", "Training (docs/training.md)");
+    train->require_subcommand(1);
+    auto* t = train->add_subcommand("teacher", "Template teacher: (task, Triton kernel) pairs for the SFT cold start");
+    t->add_option("--out", out_, "Run directory (tasks/, kernels/, pairs.jsonl, verdicts.jsonl, sft.jsonl)")->required();
+    t->add_option("--pairs", pairs_, "Pairs to make")->required()->check(CLI::Range(1, 1000000));
+    t->add_option("--seed", o_.seed, "Seed (default 1)");
+    t->add_option("--families", o_.families, "Only these: elementwise, broadcast, row_reduce, softmax")->delimiter(',');
+    t->add_option("--max-chain", o_.max_chain, "Unary ops per chain at most (default 3)");
+    t->add_option("--max-elements", o_.max_elements, "M * N at most (default 65536)");
+    t->add_option("--max-rows", o_.max_rows, "M at most (default 256)");
+    t->add_option("--max-cols", o_.max_cols, "N at most (default 1024)");
+    t->add_flag("--verify", verify_, "Verify every pair (resumable) and write sft.jsonl from the correct ones");
+    t->add_flag("--cpu", v_.cpu_only, "Verify on the CPU (Triton under the interpreter) even with a GPU");
+    t->add_option("--timeout", v_.timeout_s, "Wall-time limit of one pair's run, seconds (default 300)");
+    t->add_option("-j,--jobs", v_.jobs, "Builds and screens at once (default 1)");
+  }
+
+  int Run() override {
+    if (std::string why = train::Validate(o_); !why.empty()) return Usage(why);
+    std::string err;
+    for (const char* sub : {"/tasks", "/kernels"})
+      if (!util::MakeDirs(out_ + sub, &err)) return Usage(err);
+    if (int rc = CheckOptions(); rc != 0) return rc;
+    std::vector<train::TeacherPair> pairs;
+    std::string listing;
+    for (int64_t i = 0; i < pairs_; ++i) {
+      pairs.push_back(train::MakePair(o_, i));
+      const auto& p = pairs.back();
+      if (!util::WriteFileAtomic(TaskPath(p), p.task_source, &err) ||
+          !util::WriteFileAtomic(KernelPath(p), p.kernel_source, &err))
+        return Usage(err);
+      listing += json{{"id", p.id}, {"family", p.family}, {"ops", p.ops}, {"rows", p.rows}, {"cols", p.cols},
+                      {"task", TaskPath(p)}, {"candidate", KernelPath(p)}, {"backend", "triton"}}
+                     .dump() + "\n";
+    }
+    if (!util::WriteFileAtomic(out_ + "/pairs.jsonl", listing, &err)) return Usage(err);
+    std::cerr << "kz train teacher: " << pairs.size() << " pairs in " << out_ << "\n";
+    return verify_ ? VerifyPairs(pairs) : 0;
+  }
+
+ private:
+  std::string TaskPath(const train::TeacherPair& p) const { return out_ + "/tasks/" + p.id + ".py"; }
+  std::string KernelPath(const train::TeacherPair& p) const { return out_ + "/kernels/" + p.id + ".py"; }
+  static int Usage(const std::string& why) {
+    std::cerr << "kz train teacher: " << why << "\n";
+    return verify::kExitUsage;
+  }
+
+  // A run directory holds one option set: another one would mix two sequences.
+  int CheckOptions() {
+    std::string path = out_ + "/teacher.json", text, err;
+    json want = OptionsJson(o_);
+    if (util::ReadFile(path, &text, &err)) {
+      json have = json::parse(text, nullptr, false);
+      if (have != want)
+        return Usage(path + " holds another run's options (" + (have.is_discarded() ? "unparsable" : have.dump()) +
+                     "); use a new --out or the same options");
+      return 0;
+    }
+    return util::WriteFileAtomic(path, want.dump(1) + "\n", &err) ? 0 : Usage(err);
+  }
+
+  int VerifyPairs(const std::vector<train::TeacherPair>& pairs);
+
+  std::string argv0_, out_;
+  int64_t pairs_ = 0;
+  bool verify_ = false;
+  train::TeacherOptions o_;
+  verify::VerifyOptions v_;
+};
+
+int TrainCommandImpl::VerifyPairs(const std::vector<train::TeacherPair>& pairs) {
+  std::string log_path = out_ + "/verdicts.jsonl", err;
+  auto done = bench::LoadVerdictLog(log_path).records;
+  auto key = [](const train::TeacherPair& p) { return bench::ResumeKey(p.id, 0, util::Hash128Hex(p.kernel_source)); };
+  std::vector<verify::Sample> samples;
+  std::vector<const train::TeacherPair*> pending;
+  for (const auto& p : pairs)
+    if (!done.count(key(p))) {
+      samples.push_back({TaskPath(p), KernelPath(p), "triton", std::nullopt, p.id});
+      pending.push_back(&p);
+    }
+  bench::VerdictLog log;
+  if (!log.Open(log_path, &err)) return Usage(err);
+  if (!samples.empty()) {
+    auto gpus = v_.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
+    std::cerr << "kz train teacher: verifying " << samples.size() << " pairs (" << (pairs.size() - samples.size())
+              << " resumed) on " << (gpus.empty() ? "the CPU" : "GPU " + std::to_string(gpus.front().index)) << "\n";
+    verify::Verifier verifier(worker::LocateWorker(argv0_), v_, gpus);
+    verifier.VerifyAll(samples, [&](size_t i, const json& v) {
+      const auto& p = *pending[i];
+      json r = {{"task", p.id}, {"sample", 0}, {"code_xxh", util::Hash128Hex(p.kernel_source)}, {"family", p.family},
+                {"status", v.value("status", "?")}, {"reason", v.value("reason", "")}};
+      if (!log.Append(r, &err)) std::cerr << "kz train teacher: " << err << "\n";
+      done[key(p)] = r;
+      std::cerr << "kz train teacher: " << i + 1 << "/" << samples.size() << " " << p.id << ": " << r["status"].get<std::string>() << "\n";
+    });
+  }
+  generate::PromptTemplate t;
+  std::string prompts = generate::LocatePromptsDir(argv0_);
+  if (!generate::LoadTemplate(prompts + "/" + generate::DefaultTemplateName("triton", false), &t, &err)) return Usage(err);
+  std::string sft;
+  std::map<std::string, std::pair<int, int>> by_family;  // correct, all
+  for (const auto& p : pairs) {
+    bool ok = done.count(key(p)) && done[key(p)].value("status", "") == "correct";
+    by_family[p.family].second++;
+    if (!ok) continue;
+    by_family[p.family].first++;
+    sft += SftRecord(p, t).dump() + "\n";
+  }
+  if (!util::WriteFileAtomic(out_ + "/sft.jsonl", sft, &err)) return Usage(err);
+  int correct = 0;
+  std::cout << "family        correct / pairs\n";
+  for (const auto& [f, n] : by_family) {
+    std::printf("%-13s %7d / %d\n", f.c_str(), n.first, n.second);
+    correct += n.first;
+  }
+  std::cout << "all           " << correct << " / " << pairs.size() << "; sft.jsonl holds the " << correct << " correct\n";
+  return correct == int(pairs.size()) ? 0 : 1;
+}
+
+}  // namespace
+
+std::unique_ptr<TrainCommand> AddTrainCommand(CLI::App& app, const std::string& argv0) {
+  return std::make_unique<TrainCommandImpl>(app, argv0);
+}
+
+}  // namespace kz::cli
