@@ -17,7 +17,9 @@ from .loading import DTYPES, load_base, load_tokenizer, with_lora
 
 META_FILE = "kz_train.json"        # written into every checkpoint
 OPTIMIZER_FILE = "optimizer.pt"
-FAULT_ENV = "KZ_TRAIN_FAULT"       # test hook: "save" fails a save after the weights are written
+FAULT_ENV = "KZ_TRAIN_FAULT"       # test hooks: "save" fails a save after the weights are written;
+                                   # "crash_step_once:PATH" kills the process in its first train_step
+                                   # while PATH does not exist (it creates PATH first)
 
 
 def _sync(device: torch.device) -> None:
@@ -36,6 +38,14 @@ def _float_list(value, what: str, length: int) -> list:
             not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
         raise OpError("invalid_request", f"{what} must be a list of {length} numbers")
     return [float(x) for x in value]
+
+
+def _crash_once_hook() -> None:
+    """The "crash_step_once:PATH" test hook (FAULT_ENV): a crash mid-step, once per PATH."""
+    fault = os.environ.get(FAULT_ENV, "")
+    if fault.startswith("crash_step_once:") and not os.path.exists(fault.split(":", 1)[1]):
+        open(fault.split(":", 1)[1], "w").close()
+        os._exit(70)
 
 
 class Policy:
@@ -282,6 +292,7 @@ class Policy:
         r = exp(logp - old_logp) per token, A the sample's advantage and KL the k3 estimator
         exp(ref - logp) - (ref - logp) - 1."""
         self._need_model()
+        _crash_once_hook()
         t_start = time.perf_counter()
         batch = self._samples(request)
         eps = field(request, "clip_eps", float, 0.2)

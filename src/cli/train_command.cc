@@ -1,12 +1,15 @@
 #include "cli/train_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
 #include "bench/verdict_log.h"
 #include "generate/prompt.h"
+#include "train/run_config.h"
 #include "train/teacher.h"
+#include "train/train_loop.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "verify/device.h"
@@ -38,9 +41,11 @@ json SftRecord(const train::TeacherPair& p, const generate::PromptTemplate& t) {
 class TrainCommandImpl : public TrainCommand {
  public:
   TrainCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
-    auto* train = app.add_subcommand("train", "Training (docs/training.md)");
-    train->require_subcommand(1);
-    auto* t = train->add_subcommand("teacher", "Template teacher: (task, Triton kernel) pairs for the SFT cold start");
+    auto* train = app.add_subcommand("train", "Training (docs/training.md): kz train --config RUN.toml --out RUN_DIR");
+    train->require_subcommand(0, 1);
+    train->add_option("--config", config_path_, "The run config (TOML; docs/training.md, \"The run config\")");
+    train->add_option("--out", run_out_, "The run directory (created, or resumed)");
+    auto* t = teacher_ = train->add_subcommand("teacher", "Template teacher: (task, Triton kernel) pairs for the SFT cold start");
     t->add_option("--out", out_, "Run directory (tasks/, kernels/, pairs.jsonl, verdicts.jsonl, sft.jsonl)")->required();
     t->add_option("--pairs", pairs_, "Pairs to make")->required()->check(CLI::Range(1, 1000000));
     t->add_option("--seed", o_.seed, "Seed (default 1)");
@@ -55,7 +60,11 @@ class TrainCommandImpl : public TrainCommand {
     t->add_option("-j,--jobs", v_.jobs, "Builds and screens at once (default 1)");
   }
 
-  int Run() override {
+  int Run() override { return teacher_->parsed() ? RunTeacher() : RunLoop(); }
+
+ private:
+  int RunLoop();
+  int RunTeacher() {
     if (std::string why = train::Validate(o_); !why.empty()) return Usage(why);
     std::string err;
     for (const char* sub : {"/tasks", "/kernels"})
@@ -78,7 +87,6 @@ class TrainCommandImpl : public TrainCommand {
     return verify_ ? VerifyPairs(pairs) : 0;
   }
 
- private:
   std::string TaskPath(const train::TeacherPair& p) const { return out_ + "/tasks/" + p.id + ".py"; }
   std::string KernelPath(const train::TeacherPair& p) const { return out_ + "/kernels/" + p.id + ".py"; }
   static int Usage(const std::string& why) {
@@ -102,12 +110,53 @@ class TrainCommandImpl : public TrainCommand {
 
   int VerifyPairs(const std::vector<train::TeacherPair>& pairs);
 
+  CLI::App* teacher_ = nullptr;
+  std::string config_path_, run_out_;
   std::string argv0_, out_;
   int64_t pairs_ = 0;
   bool verify_ = false;
   train::TeacherOptions o_;
   verify::VerifyOptions v_;
 };
+
+// A relative path of the config is relative to the config file's directory.
+std::string Resolve(const std::string& path, const std::string& base) {
+  if (path.empty() || path.front() == '/') return path;
+  return (std::filesystem::path(base) / path).lexically_normal().string();
+}
+
+int TrainCommandImpl::RunLoop() {
+  auto usage = [](const std::string& why) {
+    std::cerr << "kz train: " << why << "\n";
+    return verify::kExitUsage;
+  };
+  if (config_path_.empty() || run_out_.empty()) return usage("--config and --out are required (or a subcommand: teacher)");
+  train::TrainLoopOptions o;
+  std::string err;
+  if (!util::ReadFile(config_path_, &o.config_text, &err)) return usage(err);
+  if (!train::ParseRunConfig(o.config_text, &o.config, &err)) return usage(config_path_ + ": " + err);
+  std::string base = std::filesystem::absolute(config_path_).parent_path().string();
+  for (std::string* p : {&o.config.model, &o.config.sft_data, &o.config.coder_tasks, &o.config.eval_tasks})
+    *p = Resolve(*p, base);
+  if (!util::PathExists(o.config.model)) return usage("[model] path " + o.config.model + " does not exist");
+  generate::PromptTemplate t;
+  std::string prompts = generate::LocatePromptsDir(argv0_);
+  if (!generate::LoadTemplate(prompts + "/" + generate::DefaultTemplateName(o.config.backend, false), &t, &err))
+    return usage(err);
+  o.prompt_template = t.text;
+  o.out = std::filesystem::absolute(run_out_).lexically_normal().string();
+  o.trainer = train::DefaultTrainerConfig(argv0_);
+  verify::VerifyOptions v;
+  v.cpu_only = o.config.verify_cpu;
+  v.timeout_s = o.config.verify_timeout_s;
+  v.jobs = o.config.verify_jobs;
+  auto gpus = v.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
+  verify::Verifier verifier(worker::LocateWorker(argv0_), v, gpus);
+  o.verify = [&](const std::vector<verify::Sample>& samples, const std::function<void(size_t, const json&)>& cb) {
+    verifier.VerifyAll(samples, cb);
+  };
+  return train::RunTraining(o);
+}
 
 int TrainCommandImpl::VerifyPairs(const std::vector<train::TeacherPair>& pairs) {
   std::string log_path = out_ + "/verdicts.jsonl", err;

@@ -1,0 +1,152 @@
+#include "train/rollout.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "bench/verdict_log.h"
+#include "generate/extract.h"
+#include "generate/prompt.h"
+#include "util/fs.h"
+#include "util/hash.h"
+#include "util/log.h"
+
+namespace kz::train {
+namespace {
+using nlohmann::json;
+
+json GenerationToJson(const GenerateResult& g) {
+  json samples = json::array();
+  for (const auto& s : g.samples)
+    samples.push_back({{"prompt_index", s.prompt_index}, {"text", s.text}, {"finish_reason", s.finish_reason},
+                       {"token_ids", s.token_ids}, {"logprobs", s.logprobs}});
+  return {{"format", "kz.generation/1"}, {"samples", samples}, {"prompt_ids", g.prompt_ids}};
+}
+
+bool GenerationFromJson(const json& j, GenerateResult* g) {
+  if (!j.is_object() || j.value("format", "") != "kz.generation/1") return false;
+  try {
+    g->prompt_ids = j.at("prompt_ids").get<std::vector<std::vector<int>>>();
+    for (const auto& s : j.at("samples"))
+      g->samples.push_back({s.at("prompt_index").get<int>(), s.at("text").get<std::string>(),
+                            s.at("finish_reason").get<std::string>(), s.at("token_ids").get<std::vector<int>>(),
+                            s.at("logprobs").get<std::vector<double>>()});
+  } catch (const json::exception&) {
+    return false;
+  }
+  return true;
+}
+
+// The samples of generation.json, or a fresh generation written there first.
+bool Generate(TrainerBackend& backend, const std::vector<RolloutTask>& tasks, const RolloutOptions& o,
+              const std::string& unit_dir, GenerateResult* g, std::string* err, TrainerError* terr) {
+  std::string path = unit_dir + "/generation.json", text, why;
+  if (util::ReadFile(path, &text, &why) && GenerationFromJson(json::parse(text, nullptr, false), g) &&
+      g->samples.size() == tasks.size() * size_t(o.n))
+    return true;
+  *g = {};
+  GenerateRequest req;
+  for (const auto& t : tasks) {
+    std::string prompt;
+    if (!RenderCoderPrompt(t, o, &prompt, err)) return false;
+    req.prompts.push_back(prompt);
+  }
+  req.n = o.n;
+  req.temperature = o.temperature;
+  req.max_new_tokens = o.max_new_tokens;
+  req.seed = o.seed;
+  req.chat = true;
+  if (!backend.Generate(req, g, terr)) return *err = "generate: " + terr->message, false;
+  return util::WriteFileAtomic(path, GenerationToJson(*g).dump() + "\n", err);
+}
+
+std::optional<double> Speedup(const json& verdict) {
+  const json* t = verdict.contains("stages") && verdict["stages"].contains("timing") ? &verdict["stages"]["timing"] : nullptr;
+  if (!t || !t->contains("speedup") || !(*t)["speedup"].is_number()) return std::nullopt;
+  return (*t)["speedup"].get<double>();
+}
+
+}  // namespace
+
+bool RenderCoderPrompt(const RolloutTask& t, const RolloutOptions& o, std::string* prompt, std::string* err) {
+  std::string why;
+  if (!generate::RenderTemplate(o.prompt_template, {{"task_source", t.source}, {"task_name", t.id}, {"task_id", t.id},
+                                                    {"level", "0"}, {"problem", "0"}, {"backend", o.backend}},
+                                prompt, &why))
+    return *err = "prompt template: " + why, false;
+  return true;
+}
+
+bool Rollout(TrainerBackend& backend, const VerifyFn& verify, const std::vector<RolloutTask>& tasks,
+             const RolloutOptions& o, const std::string& unit_dir, std::vector<RolloutSample>* out,
+             std::string* err, TrainerError* terr) {
+  GenerateResult g;
+  if (!Generate(backend, tasks, o, unit_dir, &g, err, terr)) return false;
+  std::string log_path = unit_dir + "/verdicts.jsonl";
+  auto done = bench::LoadVerdictLog(log_path).records;
+  out->clear();
+  std::vector<verify::Sample> pending;
+  std::vector<size_t> pending_index;
+  for (size_t k = 0; k < g.samples.size(); ++k) {
+    const auto& s = g.samples[k];
+    RolloutSample r;
+    r.task = size_t(s.prompt_index);
+    r.sample = int(k % size_t(o.n));
+    r.prompt_ids = r.task < g.prompt_ids.size() ? g.prompt_ids[r.task] : std::vector<int>{};
+    r.completion_ids = s.token_ids;
+    r.logprobs = s.logprobs;
+    auto x = generate::ExtractCode(s.text, s.finish_reason, false);
+    r.code = x.code;
+    const auto& task = tasks.at(r.task);
+    std::string key = bench::ResumeKey(task.id, r.sample, util::Hash128Hex(r.code));
+    if (x.reason) {
+      r.verdict = {{"status", "no_code"}, {"reason", generate::ReasonName(*x.reason)}};
+    } else if (auto it = done.find(key); it != done.end()) {
+      r.verdict = it->second.value("verdict", json::object());
+    } else {
+      std::string cand = unit_dir + "/candidates/" + task.id + "_" + std::to_string(r.sample) + ".py";
+      if (!util::WriteFileAtomic(cand, r.code, err)) return false;
+      pending.push_back({task.path, cand, o.backend, std::nullopt, task.id + "#" + std::to_string(r.sample)});
+      pending_index.push_back(out->size());
+    }
+    out->push_back(std::move(r));
+  }
+  bench::VerdictLog log;
+  if (!pending.empty()) {
+    if (!log.Open(log_path, err)) return false;
+    std::string append_err;
+    verify(pending, [&](size_t i, const json& v) {
+      RolloutSample& r = (*out)[pending_index[i]];
+      r.verdict = v;
+      json record = {{"task", tasks[r.task].id}, {"sample", r.sample}, {"code_xxh", util::Hash128Hex(r.code)},
+                     {"verdict", v}};
+      if (!log.Append(record, &append_err)) util::LogWarn("train: " + append_err);
+    });
+    if (!append_err.empty()) return *err = append_err, false;
+  }
+  for (auto& r : *out) {
+    r.correct = r.verdict.value("status", "") == "correct";
+    if (r.correct) r.speedup = Speedup(r.verdict);
+  }
+  return true;
+}
+
+bool LoadTasks(const std::string& dir, std::vector<RolloutTask>* out, std::string* err) {
+  std::error_code ec;
+  std::vector<std::string> paths;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".py") paths.push_back(e.path().string());
+  if (ec) return *err = "cannot read the task directory " + dir + ": " + ec.message(), false;
+  if (paths.empty()) return *err = dir + " holds no task files (*.py)", false;
+  std::sort(paths.begin(), paths.end());
+  out->clear();
+  for (const auto& p : paths) {
+    RolloutTask t;
+    t.path = p;
+    t.id = std::filesystem::path(p).stem().string();
+    if (!util::ReadFile(p, &t.source, err)) return false;
+    out->push_back(std::move(t));
+  }
+  return true;
+}
+
+}  // namespace kz::train

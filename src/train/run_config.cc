@@ -1,0 +1,159 @@
+#include "train/run_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace kz::train {
+namespace {
+
+// The schema: table -> its keys. Anything else in the file is refused.
+const std::map<std::string, std::set<std::string>>& Schema() {
+  static const std::map<std::string, std::set<std::string>> schema = {
+      {"run", {"seed", "rounds"}},
+      {"model", {"path", "device", "dtype", "lr", "lora_r"}},
+      {"sft", {"data", "epochs", "batch"}},
+      {"coder", {"tasks", "tasks_per_step", "samples_per_task", "steps_per_round", "max_new_tokens", "temperature",
+                 "clip_eps", "kl_coef", "backend"}},
+      {"rewards", {"alpha", "beta", "speedup_cap", "baseline"}},
+      {"verify", {"cpu", "timeout", "jobs"}},
+      {"eval", {"tasks", "max_new_tokens"}},
+  };
+  return schema;
+}
+
+class Reader {
+ public:
+  Reader(const toml::table& root, std::string* err) : root_(root), err_(err) {}
+
+  bool CheckKeys() {
+    for (const auto& [name, node] : root_) {
+      std::string t(name.str());
+      auto it = Schema().find(t);
+      if (it == Schema().end()) return Fail("unknown table [" + t + "] (known: run, model, sft, coder, rewards, verify, eval)");
+      if (!node.is_table()) return Fail("[" + t + "] must be a table");
+      for (const auto& [key, value] : *node.as_table())
+        if (!it->second.count(std::string(key.str()))) return Fail("[" + t + "]: unknown key '" + std::string(key.str()) + "'");
+    }
+    return true;
+  }
+
+  template <class T>
+  bool Int(const char* table, const char* key, T* out, int64_t lo, int64_t hi) {
+    auto node = root_[table][key];
+    if (!node) return true;
+    auto v = node.value_exact<int64_t>();
+    if (!v) return Fail(Where(table, key) + " must be an integer");
+    if (*v < lo || *v > hi) return Fail(Where(table, key) + " = " + std::to_string(*v) + " is out of range [" +
+                                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    *out = static_cast<T>(*v);
+    return true;
+  }
+
+  bool Double(const char* table, const char* key, double* out, double lo, double hi) {
+    auto node = root_[table][key];
+    if (!node) return true;
+    auto v = node.value<double>();  // integers are accepted as numbers
+    if (!v || !std::isfinite(*v)) return Fail(Where(table, key) + " must be a finite number");
+    if (*v < lo || *v > hi) {
+      std::ostringstream s;
+      s << Where(table, key) << " = " << *v << " is out of range [" << lo << ", " << hi << "]";
+      return Fail(s.str());
+    }
+    *out = *v;
+    return true;
+  }
+
+  bool String(const char* table, const char* key, std::string* out, std::vector<std::string> allowed = {}) {
+    auto node = root_[table][key];
+    if (!node) return true;
+    auto v = node.value_exact<std::string>();
+    if (!v) return Fail(Where(table, key) + " must be a string");
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), *v) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return Fail(Where(table, key) + " = \"" + *v + "\" is not one of: " + list);
+    }
+    *out = *v;
+    return true;
+  }
+
+  bool Bool(const char* table, const char* key, bool* out) {
+    auto node = root_[table][key];
+    if (!node) return true;
+    auto v = node.value_exact<bool>();
+    if (!v) return Fail(Where(table, key) + " must be true or false");
+    *out = *v;
+    return true;
+  }
+
+  bool Fail(const std::string& why) {
+    *err_ = why;
+    return false;
+  }
+
+ private:
+  static std::string Where(const char* table, const char* key) { return std::string("[") + table + "] " + key; }
+  const toml::table& root_;
+  std::string* err_;
+};
+
+bool ReadAll(Reader& r, RunConfig* c) {
+  int64_t seed = static_cast<int64_t>(c->seed);
+  std::string baseline = "group";
+  bool ok = r.CheckKeys() && r.Int("run", "seed", &seed, 0, INT64_MAX) && r.Int("run", "rounds", &c->rounds, 1, 1000) &&
+            r.String("model", "path", &c->model) && r.String("model", "device", &c->device) &&
+            r.String("model", "dtype", &c->dtype, {"float32", "bfloat16", "float16"}) &&
+            r.Double("model", "lr", &c->lr, 0, 1) && r.Int("model", "lora_r", &c->lora_r, 0, 1024) &&
+            r.String("sft", "data", &c->sft_data) && r.Int("sft", "epochs", &c->sft_epochs, 1, 100) &&
+            r.Int("sft", "batch", &c->sft_batch, 1, 4096) && r.String("coder", "tasks", &c->coder_tasks) &&
+            r.Int("coder", "tasks_per_step", &c->tasks_per_step, 1, 4096) &&
+            r.Int("coder", "samples_per_task", &c->samples_per_task, 1, 256) &&
+            r.Int("coder", "steps_per_round", &c->steps_per_round, 0, 100000) &&
+            r.Int("coder", "max_new_tokens", &c->max_new_tokens, 1, 65536) &&
+            r.Double("coder", "temperature", &c->temperature, 0, 10) && r.Double("coder", "clip_eps", &c->clip_eps, 0, 1) &&
+            r.Double("coder", "kl_coef", &c->kl_coef, 0, 100) &&
+            r.String("coder", "backend", &c->backend, {"triton", "cuda"}) &&
+            r.Double("rewards", "alpha", &c->rewards.alpha, 0, 1e9) && r.Double("rewards", "beta", &c->rewards.beta, 0, 1e9) &&
+            r.Double("rewards", "speedup_cap", &c->rewards.speedup_cap, 1, 1e9) &&
+            r.String("rewards", "baseline", &baseline, {"group", "loo"}) && r.Bool("verify", "cpu", &c->verify_cpu) &&
+            r.Double("verify", "timeout", &c->verify_timeout_s, 1, 86400) && r.Int("verify", "jobs", &c->verify_jobs, 1, 256) &&
+            r.String("eval", "tasks", &c->eval_tasks) && r.Int("eval", "max_new_tokens", &c->eval_max_new_tokens, 1, 65536);
+  if (!ok) return false;
+  c->seed = static_cast<uint64_t>(seed);
+  c->rewards.baseline = baseline == "loo" ? rewards::Baseline::kLeaveOneOut : rewards::Baseline::kGroupNormalised;
+  if (c->model.empty()) return r.Fail("[model] path is required");
+  if (std::string why = rewards::Validate(c->rewards); !why.empty()) return r.Fail("[rewards]: " + why);
+  if (c->steps_per_round > 0 && c->coder_tasks.empty()) return r.Fail("[coder] tasks is required when steps_per_round > 0");
+  if (c->device != "auto" && c->device != "cpu" && c->device != "cuda" && c->device.rfind("cuda:", 0) != 0)
+    return r.Fail("[model] device = \"" + c->device + "\" is not auto, cpu, cuda or cuda:N");
+  return true;
+}
+
+}  // namespace
+
+bool ParseRunConfig(const std::string& toml_text, RunConfig* out, std::string* err) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream s;
+    s << "not valid TOML: " << e.description() << " (line " << e.source().begin.line << ", column "
+      << e.source().begin.column << ")";
+    *err = s.str();
+    return false;
+  }
+  RunConfig c;
+  Reader r(root, err);
+  if (!ReadAll(r, &c)) return false;
+  *out = std::move(c);
+  return true;
+}
+
+}  // namespace kz::train

@@ -1,0 +1,48 @@
+// The run config of `kz train --config RUN.toml` (docs/training.md, "The run config"): every
+// key typed, defaulted and range-checked before any model or GPU work; an unknown key or
+// table is an error naming it (a typo must not silently fall back to a default).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rewards/ca_grpo.h"
+
+namespace kz::train {
+
+struct RunConfig {
+  // [run]
+  uint64_t seed = 1;
+  int rounds = 1;
+  // [model]
+  std::string model;               // a local path: HF directory or .gguf (required)
+  std::string device = "auto";     // auto | cpu | cuda | cuda:N
+  std::string dtype = "float32";
+  double lr = 1e-5;
+  int lora_r = 0;                  // 0: full fine-tuning
+  // [sft] (the cold start; skipped when data is empty)
+  std::string sft_data;            // kz train teacher's sft.jsonl
+  int sft_epochs = 1, sft_batch = 8;
+  // [coder] (CA-GRPO steps)
+  std::string coder_tasks;         // directory of task files (KernelBench format)
+  int tasks_per_step = 4, samples_per_task = 4, steps_per_round = 1;
+  int max_new_tokens = 512;
+  double temperature = 1.0, clip_eps = 0.2, kl_coef = 0;
+  std::string backend = "triton";  // the Coder's kernel language (its prompt template)
+  // [rewards]
+  rewards::CaGrpoOptions rewards;
+  // [verify]
+  bool verify_cpu = false;
+  double verify_timeout_s = 120;
+  int verify_jobs = 1;
+  // [eval] (after every round; skipped when tasks is empty)
+  std::string eval_tasks;
+  int eval_max_new_tokens = 512;
+};
+
+// Parses TOML text; false with *err naming the table and key at fault (unknown keys, wrong
+// types, out-of-range values, a missing model). Relative paths stay as written: they are
+// resolved against the config file's directory by the caller.
+bool ParseRunConfig(const std::string& toml_text, RunConfig* out, std::string* err);
+
+}  // namespace kz::train

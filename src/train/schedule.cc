@@ -1,0 +1,17 @@
+#include "train/schedule.h"
+
+namespace kz::train {
+
+std::vector<Unit> Schedule(const RunConfig& c) {
+  std::vector<Unit> units;
+  if (!c.sft_data.empty()) units.push_back({"sft", "sft", 0, 0, 0});
+  int global = 0;
+  for (int r = 1; r <= c.rounds; ++r) {
+    for (int s = 1; s <= c.steps_per_round; ++s)
+      units.push_back({"r" + std::to_string(r) + ".coder." + std::to_string(s), "coder", r, s, global++});
+    if (!c.eval_tasks.empty()) units.push_back({"r" + std::to_string(r) + ".eval", "eval", r, 0, global});
+  }
+  return units;
+}
+
+}  // namespace kz::train

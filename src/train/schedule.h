@@ -1,0 +1,25 @@
+// The schedule of a `kz train` run: its units in order, a pure function of the config, so a
+// resumed run finds where it stopped by the units its state lists as done.
+//   "sft"                      the cold start (when [sft] data is set)
+//   "r<R>.coder.<S>"           CA-GRPO step S of round R (1-based)
+//   "r<R>.eval"                held-out evaluation after round R (when [eval] tasks is set)
+// The Proposer phase (issue 16's loop with the Frontier Reward as its step) comes before
+// each round's Coder phase once it is built.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "train/run_config.h"
+
+namespace kz::train {
+
+struct Unit {
+  std::string id;    // as above; also a directory name under the run's rollouts/
+  std::string kind;  // "sft" | "coder" | "eval"
+  int round = 0, step = 0;  // step: 1-based within the round (coder); 0 otherwise
+  int global_step = 0;      // coder steps before this one, all rounds (seeds its sampling)
+};
+
+std::vector<Unit> Schedule(const RunConfig& c);
+
+}  // namespace kz::train

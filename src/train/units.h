@@ -1,0 +1,46 @@
+// The units of a `kz train` schedule (schedule.h), each run against the policy held by the
+// trainer backend. Each fills `metrics` (one metrics.jsonl line) and says whether it changed
+// the weights (then the driver saves a checkpoint before marking it done).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "train/rollout.h"
+#include "train/run_config.h"
+#include "train/schedule.h"
+
+namespace kz::train {
+
+struct UnitContext {
+  TrainerBackend* backend = nullptr;
+  VerifyFn verify;
+  const RunConfig* config = nullptr;
+  std::string prompt_template;          // the Coder's template text
+  std::vector<RolloutTask> coder_pool;  // [coder] tasks
+  std::vector<RolloutTask> eval_tasks;  // [eval] tasks
+};
+
+struct UnitResult {
+  nlohmann::json metrics;
+  bool trained = false;  // the weights changed: checkpoint before marking the unit done
+};
+
+// The cold start: [sft] epochs over the teacher's sft.jsonl in batches.
+bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, TrainerError* terr);
+// One CA-GRPO step: tasks_per_step tasks of the pool (a seeded permutation per pass), a
+// rollout of samples_per_task each, group rewards and advantages (src/rewards), train_step.
+// A step whose groups are all zero-variance trains nothing and says so.
+bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
+                  TrainerError* terr);
+// Held-out evaluation: one greedy sample per task; pass@1 and fast_1@1 (correct and faster
+// than the reference).
+bool RunEval(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
+             TrainerError* terr);
+
+// The indices of the step's tasks: positions global_step * k .. + k - 1 of an endless
+// sequence of seeded permutations of the pool (every task once per pass).
+std::vector<size_t> StepTasks(size_t pool, int k, int global_step, uint64_t seed);
+
+}  // namespace kz::train
