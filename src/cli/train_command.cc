@@ -7,6 +7,7 @@
 
 #include "bench/verdict_log.h"
 #include "generate/prompt.h"
+#include "train/rollout.h"
 #include "train/run_config.h"
 #include "train/teacher.h"
 #include "train/train_loop.h"
@@ -28,12 +29,13 @@ json OptionsJson(const train::TeacherOptions& o) {
 }
 
 // The SFT record of a correct pair: the Coder's own prompt (the shipped Triton template,
-// as `kz generate` renders it) and the kernel as the answer the template asks for.
+// rendered by the same function as kz train's rollouts) and the kernel as the answer the template asks for.
 json SftRecord(const train::TeacherPair& p, const generate::PromptTemplate& t) {
+  train::RolloutTask task{p.id, "", p.task_source};
+  train::RolloutOptions o;
+  o.prompt_template = t.text;
   std::string prompt, err;
-  generate::RenderTemplate(t.text, {{"task_source", p.task_source}, {"task_name", p.id}, {"task_id", p.id},
-                                    {"level", "0"}, {"problem", "0"}, {"backend", "triton"}},
-                           &prompt, &err);
+  train::RenderCoderPrompt(task, o, &prompt, &err);  // the shipped template renders (it was loaded)
   return {{"id", p.id}, {"family", p.family}, {"prompt", prompt},
           {"completion", "```python\n" + p.kernel_source + "```"}, {"template", t.name}};
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "train/mix.h"
+
 namespace kz::train {
 namespace {
 
@@ -10,12 +12,7 @@ namespace {
 class Rng {
  public:
   Rng(uint64_t seed, int64_t index) : s_(seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(index) + 0x632BE59BD9B4E019ull)) {}
-  uint64_t Next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  uint64_t Next() { return Mix64(s_ += 0x9E3779B97F4A7C15ull); }
   int64_t Uniform(int64_t lo, int64_t hi) { return lo + int64_t(Next() % uint64_t(hi - lo + 1)); }  // [lo, hi]
 
  private:

@@ -4,18 +4,13 @@
 #include <numeric>
 
 #include "rewards/ca_grpo.h"
+#include "train/mix.h"
 #include "util/fs.h"
 #include "util/log.h"
 
 namespace kz::train {
 namespace {
 using nlohmann::json;
-
-uint64_t Mix(uint64_t z) {  // splitmix64's finaliser
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 bool ReadSft(const std::string& path, std::vector<SftSample>* out, std::string* err) {
   std::string text;
@@ -52,7 +47,7 @@ std::vector<size_t> StepTasks(size_t pool, int k, int global_step, uint64_t seed
     size_t idx = size_t(global_step) * size_t(k) + size_t(j), pass = idx / pool;
     std::vector<size_t> perm(pool);
     std::iota(perm.begin(), perm.end(), 0);
-    for (size_t i = pool; i > 1; --i) std::swap(perm[i - 1], perm[Mix(seed * 0x9E3779B97F4A7C15ull + pass * 31 + i) % i]);
+    for (size_t i = pool; i > 1; --i) std::swap(perm[i - 1], perm[Mix64(seed * 0x9E3779B97F4A7C15ull + pass * 31 + i) % i]);
     out.push_back(perm[idx % pool]);
   }
   return out;
