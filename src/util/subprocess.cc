@@ -95,6 +95,55 @@ struct ProcessSet::Child {
 };
 
 namespace {
+// In the child after fork/clone: its standard fds, the protocol channel, its jail, exec.
+[[noreturn]] void ExecChild(const ProcessSpec& spec, int devnull, int out_w, int err_w, int chan_w,
+                            int sync_r, char** argv, char** envp) {
+  ::setpgid(0, 0);
+  ::dup2(devnull, 0);
+  ::dup2(out_w, 1);
+  ::dup2(err_w, 2);
+  if (chan_w >= 0) {
+    if (chan_w == 3) ::fcntl(3, F_SETFD, 0);
+    else ::dup2(chan_w, 3);
+  }
+  if (sync_r >= 0) {  // the parent writes our uid/gid maps first, then closes its end
+    char b;
+    while (::read(sync_r, &b, 1) < 0 && errno == EINTR) {
+    }
+    ::close(sync_r);
+  }
+  if (spec.nice > 0) errno = 0, (void)::nice(spec.nice);  // best effort
+  if (spec.idle_class) {
+    sched_param none{};
+    (void)::sched_setscheduler(0, SCHED_IDLE, &none);  // best effort
+  }
+  if (spec.jail) spec.jail->Enter();  // _exits on failure
+  if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0 && !spec.jail) _exit(126);
+  ::execvpe(argv[0], argv, envp);
+  const char* msg = "kz: exec failed\n";
+  ssize_t rc = ::write(2, msg, std::strlen(msg));
+  (void)rc;
+  _exit(127);
+}
+
+// fork(), or clone() into the jail's namespaces with a pipe the child waits on until the
+// parent has written its id maps. Returns the pid, or -1 with *err set.
+pid_t ForkOrClone(const ProcessSpec& spec, int* sync_r, int* sync_w, std::string* err) {
+  if (!spec.jail) return ::fork();
+  if (std::string e = spec.jail->Error(); !e.empty()) {
+    *err = "sandbox: " + e;
+    return -1;
+  }
+  int sp[2];
+  if (::pipe2(sp, O_CLOEXEC) != 0) return -1;
+  *sync_r = sp[0];
+  *sync_w = sp[1];
+  // A raw clone with no stack argument behaves as fork() (the child continues on a copy).
+  long p = ::syscall(SYS_clone, spec.jail->CloneFlags() | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (p < 0) *err = std::string("clone (sandbox namespaces): ") + std::strerror(errno);
+  return static_cast<pid_t>(p);
+}
+
 // Forks and execs; fills child->pid and the parent's fd ends. Returns "" or an error.
 std::string Spawn(ProcessSet::Id, ProcessSpec& spec, int* out_fd, int* err_fd, int* chan_fd,
                   pid_t* pid) {
@@ -109,34 +158,28 @@ std::string Spawn(ProcessSet::Id, ProcessSpec& spec, int* out_fd, int* err_fd, i
   std::vector<char*> envp = CStrings(env);
   std::vector<std::string> argv_s = spec.argv;
   std::vector<char*> argv = CStrings(argv_s);
-  pid_t p = ::fork();
-  if (p < 0) return std::string("fork: ") + std::strerror(errno);
+  int sync_r = -1, sync_w = -1;
+  std::string err;
+  pid_t p = ForkOrClone(spec, &sync_r, &sync_w, &err);
+  int fork_errno = errno;
   if (p == 0) {
-    ::setpgid(0, 0);
-    ::dup2(devnull, 0);
-    ::dup2(outp[1], 1);
-    ::dup2(errp[1], 2);
-    if (sv[1] >= 0) {
-      if (sv[1] == 3) ::fcntl(3, F_SETFD, 0);
-      else ::dup2(sv[1], 3);
-    }
-    if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) _exit(126);
-    if (spec.nice > 0) errno = 0, (void)::nice(spec.nice);  // best effort
-    if (spec.idle_class) {
-      sched_param none{};
-      (void)::sched_setscheduler(0, SCHED_IDLE, &none);  // best effort
-    }
-    ::execvpe(argv[0], argv.data(), envp.data());
-    const char* msg = "kz: exec failed\n";
-    ssize_t rc = ::write(2, msg, std::strlen(msg));
-    (void)rc;
-    _exit(127);
+    if (sync_w >= 0) ::close(sync_w);
+    ExecChild(spec, devnull, outp[1], errp[1], sv[1], sync_r, argv.data(), envp.data());
   }
-  ::setpgid(p, p);
-  ::close(devnull);
-  ::close(outp[1]);
-  ::close(errp[1]);
-  if (sv[1] >= 0) ::close(sv[1]);
+  for (int fd : {devnull, outp[1], errp[1], sv[1], sync_r})
+    if (fd >= 0) ::close(fd);
+  if (p > 0) ::setpgid(p, p);
+  if (p > 0 && spec.jail) {
+    err = spec.jail->AfterClone(p);
+    if (!err.empty()) ::kill(p, SIGKILL), ::waitpid(p, nullptr, 0);
+  }
+  if (sync_w >= 0) ::close(sync_w);  // the child goes on (or sees EOF after its kill)
+  if (p < 0 && err.empty()) err = std::string("fork: ") + std::strerror(fork_errno);
+  if (p < 0 || !err.empty()) {
+    for (int fd : {outp[0], errp[0], sv[0]})
+      if (fd >= 0) ::close(fd);
+    return err;
+  }
   *out_fd = outp[0];
   *err_fd = errp[0];
   *chan_fd = sv[0];

@@ -20,6 +20,22 @@
 
 namespace kz::util {
 
+// An OS sandbox for one child, prepared in the parent before the fork (every path, string
+// and filter already built) and applied in the child between clone() and exec. Implemented
+// by kz::sandbox (docs/sandbox.md); util only calls it. Thread-safety: const after creation.
+class ChildJail {
+ public:
+  virtual ~ChildJail() = default;
+  virtual std::string Error() const = 0;          // "" or why this jail cannot start a child
+  virtual unsigned long CloneFlags() const = 0;   // CLONE_NEW* for the child's clone()
+  // In the parent right after clone(), before the child may go on: its uid/gid maps.
+  virtual std::string AfterClone(pid_t child) const = 0;
+  // In the child (async-signal-safe only): namespaces set up, limits, seccomp. On failure it
+  // writes "kz-sandbox: <step>: <error>" to fd 2 and calls _exit(kSandboxExit).
+  virtual void Enter() const = 0;
+};
+constexpr int kSandboxExit = 125;  // a child whose sandbox could not be set up
+
 struct ProcessSpec {
   std::vector<std::string> argv;                            // argv[0] looked up in PATH
   std::vector<std::pair<std::string, std::string>> env;     // set on top of this environment
@@ -34,6 +50,7 @@ struct ProcessSpec {
   bool hold = false;  // parked: no channel input and no wall limit until ProcessSet::Release
   int nice = 0;       // added to the child's nice value (> 0: yields the CPU to its parent's threads)
   bool idle_class = false;  // SCHED_IDLE: runs only when no normal thread wants the CPU (inherited)
+  std::shared_ptr<const ChildJail> jail;  // null: no sandbox; kept until the child is collected
 };
 
 enum class ProcessEnd { kExited, kSignaled, kTimedOut, kMemoryExceeded, kSpawnFailed };
