@@ -77,6 +77,7 @@ void RunOp(const Jail::Op& op, uid_t uid, gid_t gid) {
     case Jail::Op::kTmpfs: ok = ::mount("tmpfs", t, "tmpfs", MS_NOSUID | MS_NODEV, op.source.c_str()) == 0; break;
     case Jail::Op::kProc: ok = ::mount("proc", t, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0; break;
     case Jail::Op::kSymlink: ok = ::symlink(op.source.c_str(), t) == 0; break;
+    case Jail::Op::kOverlay: ok = ::mount("overlay", t, "overlay", MS_NOSUID | MS_NODEV, op.source.c_str()) == 0; break;
   }
   if (!ok && !op.optional) Fail("mount plan", t);
   if (ok && op.owned) Need(::chown(t, uid, gid) == 0, "chown", t);
@@ -128,7 +129,8 @@ void Jail::Enter() const {
     for (const Op& op : p.ops) RunOp(op, p.uid, p.gid);
     Pivot(p.root.c_str());
   }
-  Limit(RLIMIT_NPROC, p.limits.nproc, "processes");
+  // Without a user namespace RLIMIT_NPROC would count all of the user's processes on the host.
+  if (p.namespaces) Limit(RLIMIT_NPROC, p.limits.nproc, "processes");
   Limit(RLIMIT_NOFILE, p.limits.nofile, "open files");
   Limit(RLIMIT_FSIZE, p.limits.fsize_bytes, "file size");
   Limit(RLIMIT_CORE, 0, "core size");

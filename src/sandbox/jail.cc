@@ -22,6 +22,15 @@ std::string WriteProcFile(pid_t pid, const char* name, const std::string& text) 
   if (n != static_cast<ssize_t>(text.size())) return "write " + path + ": " + std::strerror(err);
   return "";
 }
+
+void ChownTree(const std::string& top, uid_t uid, gid_t gid) {
+  namespace fs = std::filesystem;
+  ::lchown(top.c_str(), uid, gid);
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    ::lchown(it->path().c_str(), uid, gid);
+}
 }  // namespace
 
 std::shared_ptr<Jail> Jail::Create(const Policy& policy) {
@@ -47,11 +56,27 @@ std::shared_ptr<Jail> Jail::Create(const Policy& policy) {
       ::mkdir((plan.scratch + d).c_str(), 0700);
   }
   j->scratch_ = plan.scratch;
+  if (plan.namespaces && plan.map_root) j->HandOver(plan);
   j->plan_ = std::make_shared<const Plan>(std::move(plan));
   return j;
 }
 
+// The child of a root supervisor runs as nobody: the directories it writes become its own.
+void Jail::HandOver(const Plan& plan) {
+  for (const auto& d : policy_.shared_writable) {  // for good, with what is already in them
+    struct stat st {};
+    if (::stat(d.c_str(), &st) == 0 && st.st_uid != plan.uid) ChownTree(d, plan.uid, plan.gid);
+  }
+  for (const auto& d : policy_.writable) {
+    struct stat st {};
+    if (::stat(d.c_str(), &st) != 0) continue;
+    handed_.push_back({d, st.st_uid, st.st_gid});
+    ::chown(d.c_str(), plan.uid, plan.gid);
+  }
+}
+
 Jail::~Jail() {
+  for (const auto& h : handed_) ChownTree(h.path, h.uid, h.gid);  // what the child wrote is ours again
   if (!stage_.empty()) util::RemoveAll(stage_);
 }
 

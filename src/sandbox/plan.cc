@@ -83,6 +83,15 @@ void AddSpecials(const Policy& p, const std::string& root, std::vector<Jail::Op>
   ops->push_back({Op::kTmpfs, root + kScratch, scratch_opts, false, false, true});
   for (const char* d : {"/tmp", "/home", "/torch_extensions", "/triton"})
     ops->push_back({Op::kMkdir, root + kScratch + d, "", false, false, true});
+  if (!p.triton_cache.empty() && ::access(p.triton_cache.c_str(), R_OK | X_OK) == 0) {
+    std::string s = root + kScratch;
+    for (const char* d : {"/triton-upper", "/triton-work"})
+      ops->push_back({Op::kMkdir, s + d, "", false, false, true});
+    // Optional: a kernel without overlayfs in user namespaces keeps the private empty cache.
+    ops->push_back({Op::kOverlay, s + "/triton",
+                    "lowerdir=" + p.triton_cache + ",upperdir=" + s + "/triton-upper,workdir=" + s + "/triton-work",
+                    false, true});
+  }
   ops->push_back({Op::kMkdir, root + "/tmp", "", false, false});
   ops->push_back({Op::kBind, root + "/tmp", root + kScratch + "/tmp", false, false});
   ops->push_back({Op::kMkdir, root + "/dev", "", false, false});
@@ -166,6 +175,7 @@ Jail::Plan BuildPlan(const Policy& policy, const std::string& root, const std::s
   for (const auto& p : policy.read_only) b.Expose(p, false);
   b.Expose(inputs, false);
   for (const auto& p : policy.writable) b.Expose(p, true);
+  for (const auto& p : policy.shared_writable) b.Expose(p, true);
   b.Emit(&plan.ops);
   // Secrets of /etc stay hidden even though /etc is visible.
   for (const char* secret : {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"})

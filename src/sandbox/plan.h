@@ -12,9 +12,9 @@
 namespace kz::sandbox {
 
 struct Jail::Op {
-  enum Kind { kMkdir, kTouch, kBind, kTmpfs, kProc, kSymlink } kind;
+  enum Kind { kMkdir, kTouch, kBind, kTmpfs, kProc, kSymlink, kOverlay } kind;
   std::string target;   // full path under the new root (or the link's path)
-  std::string source;   // bind source; tmpfs options; symlink contents
+  std::string source;   // bind source; tmpfs or overlay options; symlink contents
   bool read_only = false;
   bool optional = false;  // a failure is ignored (symlinks, mount points that may exist)
   bool owned = false;     // chowned to the sandbox's user (the scratch's directories)

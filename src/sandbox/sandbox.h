@@ -51,9 +51,17 @@ struct Limits {
 // What one child may see and use.
 struct Policy {
   std::vector<std::string> read_only;  // host paths visible read-only at the same path
-  std::vector<std::string> writable;   // host directories visible read-write (a build's staging dir)
+  // Host directories visible read-write. Under a root supervisor the child runs as nobody:
+  // `writable` ones are handed to it for the child's life (chowned back, recursively, when
+  // the Jail goes); `shared_writable` ones (used by many children at once) are handed over
+  // for good.
+  std::vector<std::string> writable;
+  std::vector<std::string> shared_writable;
   std::vector<std::string> devices;    // extra /dev nodes (e.g. "nvidia0"), bound when present
   std::string stage_base;              // host dir for the stage (mount point, staged inputs)
+  // A host Triton cache seeded by trusted runs: the lower layer of an overlay at the child's
+  // TRITON_CACHE_DIR whose upper layer is its scratch ("" or absent: a private empty cache).
+  std::string triton_cache;
   Features features;                   // what to apply (the host's, from Probe)
   Limits limits;
 };
@@ -83,10 +91,17 @@ class Jail : public util::ChildJail {
 
  private:
   Jail() = default;
+  void HandOver(const Plan& plan);
   Policy policy_;
   std::string error_, stage_, root_, inputs_, scratch_;
   std::shared_ptr<const Plan> plan_;
   int staged_ = 0;
+  struct Handed {
+    std::string path;
+    uid_t uid;
+    gid_t gid;
+  };
+  std::vector<Handed> handed_;  // writable dirs chowned to the sandbox user, restored by ~Jail
 };
 
 // What this host supports, found once per stage_base by starting `true` in a jail with all

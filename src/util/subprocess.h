@@ -50,7 +50,7 @@ struct ProcessSpec {
   bool hold = false;  // parked: no channel input and no wall limit until ProcessSet::Release
   int nice = 0;       // added to the child's nice value (> 0: yields the CPU to its parent's threads)
   bool idle_class = false;  // SCHED_IDLE: runs only when no normal thread wants the CPU (inherited)
-  std::shared_ptr<const ChildJail> jail;  // null: no sandbox; kept until the child is collected
+  std::shared_ptr<const ChildJail> jail = nullptr;  // null: no sandbox; kept until the child is collected
 };
 
 enum class ProcessEnd { kExited, kSignaled, kTimedOut, kMemoryExceeded, kSpawnFailed };

@@ -181,6 +181,8 @@ void Verifier::ExtractAll(std::vector<Work>& work) const {
     }
     worker::WorkerCall call;
     call.request = {{"op", "extract"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)}};
+    call.sandboxed = true;  // evaluates the candidate's module
+    call.inputs = {util::AbsolutePath(w.sample->candidate_path)};
     call.env = {{"CUDA_VISIBLE_DEVICES", ""}};
     call.wall_limit_s = options_.extract_timeout_s;
     call.max_rss_bytes = options_.max_host_mem_mib << 20;
@@ -292,8 +294,8 @@ json Verifier::RunOptions(bool on_gpu) const {
 std::vector<std::pair<std::string, std::string>> Verifier::RunEnv(const std::optional<Gpu>& gpu,
                                                                   const std::string& scratch) {
   std::vector<std::pair<std::string, std::string>> env = {
-      {"CUDA_VISIBLE_DEVICES", gpu ? std::to_string(gpu->index) : ""},
-      {"TORCH_EXTENSIONS_DIR", scratch.empty() ? "/tmp" : scratch}};
+      {"CUDA_VISIBLE_DEVICES", gpu ? std::to_string(gpu->index) : ""}};
+  if (!scratch.empty()) env.emplace_back("TORCH_EXTENSIONS_DIR", scratch);  // else the sandbox's
   if (!gpu) env.emplace_back("TRITON_INTERPRET", "1");
   return env;
 }
@@ -302,9 +304,12 @@ Verifier::Prestarted Verifier::Prestart(const worker::WorkerConfig& worker, cons
                                         const std::optional<Gpu>& gpu) {
   Prestarted p;
   std::string err;
-  p.scratch = util::MakeTempDir(compile::ExtensionCache(options.cache_dir).root() + "/tmp", "run-", &err);
   p.gpu = gpu;
   worker::WorkerCall call;  // its request comes with the sample (Release)
+  call.sandboxed = true;
+  call.devices = gpu ? worker::GpuDevices(gpu->index) : std::vector<std::string>();
+  if (worker.sandbox.active()) p.jail = call.jail = worker::NewJail(worker, call);
+  else p.scratch = util::MakeTempDir(compile::ExtensionCache(options.cache_dir).root() + "/tmp", "run-", &err);
   call.env = RunEnv(gpu, p.scratch);
   call.env.emplace_back("KZ_PRELOAD", "1");
   call.max_rss_bytes = options.max_host_mem_mib << 20;
@@ -322,12 +327,14 @@ Verifier::Prestarted& Verifier::Prestarted::operator=(Prestarted&& o) noexcept {
   set = std::move(o.set);
   id = o.id;
   scratch = std::exchange(o.scratch, std::string());
+  jail = std::move(o.jail);
   gpu = o.gpu;
   return *this;
 }
 
 void Verifier::Prestarted::Reset() {
   set.reset();  // kills a child that never got its sample
+  jail.reset();  // its stage goes with the last reference (the ProcessSet's, just dropped)
   if (!scratch.empty()) util::RemoveAll(scratch);
   scratch.clear();
 }
@@ -350,16 +357,23 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
   if (w.sample->self_check) call.request["options"]["self_check"] = true;
   call.wall_limit_s = options_.timeout_s;
   call.max_rss_bytes = options_.max_host_mem_mib << 20;
+  call.sandboxed = true;
+  call.inputs = {util::AbsolutePath(w.sample->task_path), util::AbsolutePath(w.sample->candidate_path)};
+  for (const auto& lib : w.prebuilt) call.inputs.push_back(lib.value("library", ""));
+  call.devices = gpu ? worker::GpuDevices(gpu->index) : std::vector<std::string>();
   Prestarted own;
   bool used_pre = false;
   bool same_device = pre && pre->set && (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1);
-  if (same_device && pre->set->Release(pre->id, worker::MakeWorkerSpec(worker_, call).channel_input,
-                                       call.wall_limit_s)) {
+  if (same_device) {
+    worker::WorkerCall into = call;
+    into.jail = pre->jail;  // inputs staged into the running child's jail
+    used_pre = pre->set->Release(pre->id, worker::MakeWorkerSpec(worker_, into).channel_input, call.wall_limit_s);
+  }
+  if (used_pre) {
     own = std::move(*pre);
-    used_pre = true;
   } else {
     std::string err;
-    own.scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
+    if (!worker_.sandbox.active()) own.scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
     call.env = RunEnv(gpu, own.scratch);
     own.set = std::make_unique<util::ProcessSet>();
     own.set->Start(worker::MakeWorkerSpec(worker_, call));
@@ -391,6 +405,7 @@ json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override, Prestarte
   else if (gpu && w.verdict["device"].is_object() && w.verdict["device"].value("kind", "") == "cuda")
     w.verdict["device"]["index"] = gpu->index;  // the child sees only its GPU, as index 0
   FinishChecks(w.verdict, gpu.has_value());
+  w.verdict["stages"]["sandbox"] = worker_.sandbox.Describe();
   w.verdict["seconds"] = Since(w.start);
   return std::move(w.verdict);
 }
