@@ -148,8 +148,9 @@ TEST_F(JailTest, NoProcessOutlivesTheChild) {
   ::usleep(200 * 1000);
   for (const auto& e : fs::directory_iterator("/proc")) {
     std::string cmd, err;
-    if (util::ReadFile(e.path().string() + "/cmdline", &cmd, &err))
+    if (util::ReadFile(e.path().string() + "/cmdline", &cmd, &err)) {
       EXPECT_EQ(cmd.find(mark), std::string::npos) << "left behind: " << e.path();
+    }
   }
 }
 
@@ -186,6 +187,22 @@ TEST_F(JailTest, StageIsRemovedWithTheJail) {
     EXPECT_TRUE(fs::exists(stage));
   }
   EXPECT_FALSE(fs::exists(stage));
+}
+
+TEST_F(JailTest, TritonCacheIsSharedReadOnlyUnderAPrivateOverlay) {
+  std::string host = dir_ + "/triton";
+  fs::create_directories(host + "/abc");
+  std::ofstream(host + "/abc/kernel.json") << "seeded";
+  ::chmod(dir_.c_str(), 0755);
+  policy_.triton_cache = host;
+  Outcome r = Sh("cat /scratch/triton/abc/kernel.json; mkdir /scratch/triton/new && echo x > /scratch/triton/new/k "
+                 "&& echo wrote; echo evil > /scratch/triton/abc/kernel.json && echo overwrote");
+  EXPECT_NE(r.out().find("seeded"), std::string::npos) << r.out() << r.r.stderr_tail;
+  EXPECT_NE(r.out().find("wrote"), std::string::npos) << r.out();
+  EXPECT_FALSE(fs::exists(host + "/new"));
+  std::string back, err;
+  ASSERT_TRUE(util::ReadFile(host + "/abc/kernel.json", &back, &err));
+  EXPECT_EQ(back, "seeded");
 }
 
 }  // namespace
