@@ -154,7 +154,10 @@ def text_of(v):
 def check_entry(e, world, attack_v, clean_v, before, after, output, sandboxed):
     """Returns {check: (ok, detail)} for one entry."""
     marker, victim = e["_marker"], e["_victim"]
-    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    # Files that existed must be unchanged; new files count outside the cache (kz itself
+    # publishes builds into the cache; an attack's new file there carries its marker).
+    changed = sorted([p for p in before if before[p] != after.get(p)] +
+                     [p for p in after if p not in before and not p.startswith(world.cache + "/")])
     res = {
         "protected_files_unchanged": (not changed, changed[:5]),
         "neighbour_alive": (victim.poll() is None, f"pid {victim.pid}"),
