@@ -40,7 +40,7 @@ else
   json_check "best-effort there: the verdict is flagged" \
     'v["stages"]["sandbox"]["status"] == "partial" and "user+mount namespaces" in v["stages"]["sandbox"]["missing"] and v["stages"]["sandbox"]["seccomp"]'
   err_contains "best-effort there: warned at start-up" "sandbox (best-effort): this host lacks"
-  expect_exit 2 "kz serve refuses there (require is its default)" -- "${NO_USERNS[@]}" "$KZ" serve --cpu --port 0 --cache-dir "$CACHE_DIR"
+  expect_exit 2 "kz serve refuses there (require is its default)" -- "${NO_USERNS[@]}" "$KZ" serve --cpu --port 18471 --cache-dir "$CACHE_DIR"
   err_contains "kz serve names it" "this host lacks user+mount namespaces"
   expect_exit 2 "kz worker refuses there (require is its default)" -- "${NO_USERNS[@]}" "$KZ" worker --cpu --queue redis://127.0.0.1:1 --cache-dir "$CACHE_DIR"
   err_contains "kz worker names it" "this host lacks user+mount namespaces"
