@@ -110,8 +110,10 @@ void DropPrivileges(const Jail::Plan& p) {
                                           SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
                  0, 0, 0) == 0,
          "securebits", "lock");
-    Need(::setresgid(p.gid, p.gid, p.gid) == 0, "setresgid", "sandbox group");
-    Need(::setresuid(p.uid, p.uid, p.uid) == 0, "setresuid", "sandbox user");
+    // Raw system calls: glibc's wrappers would signal the parent's other threads (POSIX
+    // per-process credentials), which do not exist in this child, and wait for them forever.
+    Need(::syscall(SYS_setresgid, p.gid, p.gid, p.gid) == 0, "setresgid", "sandbox group");
+    Need(::syscall(SYS_setresuid, p.uid, p.uid, p.uid) == 0, "setresuid", "sandbox user");
     __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct none[2] = {};
     Need(::syscall(SYS_capset, &hdr, none) == 0, "capset", "none");
@@ -124,7 +126,7 @@ void DropPrivileges(const Jail::Plan& p) {
 void Jail::Enter() const {
   const Plan& p = *plan_;
   if (p.namespaces) {
-    if (p.map_root) Need(::setgroups(0, nullptr) == 0, "setgroups", "none");
+    if (p.map_root) Need(::syscall(SYS_setgroups, 0, nullptr) == 0, "setgroups", "none");
     Need(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "mount", "/ private");
     for (const Op& op : p.ops) RunOp(op, p.uid, p.gid);
     Pivot(p.root.c_str());

@@ -106,10 +106,14 @@ namespace {
     if (chan_w == 3) ::fcntl(3, F_SETFD, 0);
     else ::dup2(chan_w, 3);
   }
-  if (sync_r >= 0) {  // the parent writes our uid/gid maps first, then closes its end
-    char b;
-    while (::read(sync_r, &b, 1) < 0 && errno == EINTR) {
+  if (sync_r >= 0) {  // the parent writes our uid/gid maps first, then one byte
+    // A byte, not EOF: a child cloned meanwhile by another thread holds a copy of the write
+    // end until it execs, and two such children would wait for each other.
+    char b = 0;
+    ssize_t n;
+    while ((n = ::read(sync_r, &b, 1)) < 0 && errno == EINTR) {
     }
+    if (n != 1) _exit(util::kSandboxExit);  // the parent gave up on us
     ::close(sync_r);
   }
   if (spec.nice > 0) errno = 0, (void)::nice(spec.nice);  // best effort
@@ -171,6 +175,7 @@ std::string Spawn(ProcessSet::Id, ProcessSpec& spec, int* out_fd, int* err_fd, i
   if (p > 0) ::setpgid(p, p);
   if (p > 0 && spec.jail) {
     err = spec.jail->AfterClone(p);
+    if (err.empty() && ::write(sync_w, "g", 1) != 1) err = std::string("sandbox sync: ") + std::strerror(errno);
     if (!err.empty()) ::kill(p, SIGKILL), ::waitpid(p, nullptr, 0);
   }
   if (sync_w >= 0) ::close(sync_w);  // the child goes on (or sees EOF after its kill)

@@ -34,7 +34,7 @@ struct WorkerConfig {
     std::string triton_cache;  // shared read-only under each child's private overlay ("" = none)
     bool active() const { return mode != sandbox::Mode::kOff && (features.namespaces || features.seccomp); }
     nlohmann::json Describe() const { return sandbox::Describe(mode, features, limits); }
-  } sandbox{};
+  } sandbox;
 };
 
 // Finds the interpreter ($KZ_PYTHON, else <repo>/.venv/bin/python, else python3), the

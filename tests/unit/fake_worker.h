@@ -25,7 +25,10 @@ inline worker::WorkerConfig FakeWorker(const std::string& body) {
       "    b = json.dumps(obj).encode()\n"
       "    os.write(fd, struct.pack('>I', len(b)) + b)\n" + body + "\n";
   util::WriteFileAtomic(dir + "/kz_worker/__main__.py", main, &err);
-  return {"python3", dir, ""};
+  worker::WorkerConfig config;
+  config.python = "python3";
+  config.package_dir = dir;
+  return config;
 }
 
 }  // namespace kz::testing_support

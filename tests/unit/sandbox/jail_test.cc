@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "sandbox/sandbox.h"
 #include "sandbox/seccomp.h"
@@ -203,6 +205,27 @@ TEST_F(JailTest, TritonCacheIsSharedReadOnlyUnderAPrivateOverlay) {
   std::string back, err;
   ASSERT_TRUE(util::ReadFile(host + "/abc/kernel.json", &back, &err));
   EXPECT_EQ(back, "seeded");
+}
+
+// kz serve starts children from several threads at once: each jailed child must go on once
+// its own parent is done with it, whatever copies of set-up fds other threads' children hold.
+TEST_F(JailTest, ChildrenStartedFromManyThreadsAtOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) {
+        util::ProcessSpec spec;
+        spec.argv = {"true"};
+        spec.wall_limit_s = 20;
+        spec.jail = Jail::Create(policy_);
+        auto r = util::RunProcess(spec);
+        if (r.end == util::ProcessEnd::kExited && r.exit_code == 0) ++ok;
+        else ADD_FAILURE() << util::ProcessEndName(r.end) << " " << r.exit_code << " " << r.spawn_error << r.stderr_tail;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 30);
 }
 
 }  // namespace
