@@ -106,10 +106,17 @@ std::string Jail::AfterClone(pid_t child) const {
 
 std::string Jail::Stage(const std::string& host_path, std::string* err) {
   namespace fs = std::filesystem;
-  std::string dest = inputs_ + "/" + std::to_string(++staged_) + "-" + fs::path(host_path).filename().string();
+  // in/<n>/<name>: the file keeps its name inside (compiler diagnostics, tracebacks and
+  // `__file__` name the candidate's file, not a renamed copy).
+  std::string dir = inputs_ + "/" + std::to_string(++staged_);
+  std::string dest = dir + "/" + fs::path(host_path).filename().string();
   struct stat st {};
   if (::stat(host_path.c_str(), &st) != 0) {
     *err = "stage " + host_path + ": " + std::strerror(errno);
+    return "";
+  }
+  if (::mkdir(dir.c_str(), 0755) != 0 || ::chmod(dir.c_str(), 0755) != 0) {  // chmod: past the umask
+    *err = "stage " + host_path + ": mkdir " + dir + ": " + std::strerror(errno);
     return "";
   }
   // A hard link only to a file anyone may read (a link shares the mode); else a copy.

@@ -80,8 +80,9 @@ class Jail : public util::ChildJail {
   std::string AfterClone(pid_t child) const override;
   void Enter() const override;
 
-  // Copies (or hard-links) a host file into the stage's input directory, visible read-only
-  // in the child at the returned path; works after the child started (a prestarted child).
+  // Copies (or hard-links) a host file into the stage's input directory as in/<n>/<its name>,
+  // visible read-only in the child at the returned path (the same base name as the host
+  // file); works after the child started (a prestarted child).
   std::string Stage(const std::string& host_path, std::string* err);
   const std::string& scratch() const { return scratch_; }  // path of the private tmpfs inside
   const Policy& policy() const { return policy_; }

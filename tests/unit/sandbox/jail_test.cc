@@ -103,6 +103,22 @@ TEST_F(JailTest, StagedInputsAreReadableEvenWhenPrivate) {
   EXPECT_EQ(r.out().find("overwrote"), std::string::npos);
 }
 
+TEST_F(JailTest, StagedInputsKeepTheirNames) {
+  // Compiler diagnostics and tracebacks name the staged file: it must be the candidate's name.
+  std::string a = File("relu.py", "a"), b = dir_ + "/other/relu.py";
+  fs::create_directories(dir_ + "/other");
+  std::ofstream(b) << "b";
+  auto jail = Jail::Create(policy_);
+  std::string err;
+  std::string sa = jail->Stage(a, &err), sb = jail->Stage(b, &err);
+  ASSERT_FALSE(sa.empty() || sb.empty()) << err;
+  EXPECT_EQ(fs::path(sa).filename(), "relu.py");
+  EXPECT_EQ(fs::path(sb).filename(), "relu.py");
+  EXPECT_NE(sa, sb) << "two inputs of one name stay apart";
+  Outcome r = Sh("cat " + sa + " " + sb, jail);
+  EXPECT_EQ(r.out(), "ab") << r.r.stderr_tail;
+}
+
 TEST_F(JailTest, OwnPidNamespaceNetworkAndNoCapabilities) {
   Outcome r = Sh("echo pid=$$; ls /proc | grep -c '^[0-9]'; cat /proc/net/dev; grep CapEff /proc/self/status; id -u");
   ASSERT_TRUE(r.ok()) << r.r.stderr_tail;
@@ -185,7 +201,7 @@ TEST_F(JailTest, StageIsRemovedWithTheJail) {
     auto jail = Jail::Create(policy_);
     ASSERT_TRUE(jail->Error().empty()) << jail->Error();
     ASSERT_TRUE(Sh("true", jail).ok());
-    stage = fs::path(jail->Stage(File("a", "a"), &stage)).parent_path().parent_path().string();
+    stage = fs::path(jail->Stage(File("a", "a"), &stage)).parent_path().parent_path().parent_path().string();
     EXPECT_TRUE(fs::exists(stage));
   }
   EXPECT_FALSE(fs::exists(stage));
