@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "util/log.h"
+#include "worker/bytecode.h"
 #include "worker/worker_client.h"
 
 namespace kz::worker {
@@ -59,6 +60,9 @@ std::shared_ptr<sandbox::Jail> NewJail(const WorkerConfig& config, const WorkerC
     if (!s.empty()) p.read_only.push_back(s);
   Split(std::getenv("PYTHONPATH"), &p.read_only);
   Split(std::getenv("KZ_SANDBOX_READ_ONLY"), &p.read_only);  // site-specific extras (docs/sandbox.md)
+  // The bytecode cache named by PYTHONPYCACHEPREFIX (bytecode.h): read, never written (the
+  // rest of the cache directory stays out of sight). Only once complete, as MakeWorkerSpec.
+  if (BytecodeReady(config)) p.read_only.push_back(config.bytecode_dir);
   p.read_only.insert(p.read_only.end(), call.read_only.begin(), call.read_only.end());
   p.writable = call.writable;
   p.shared_writable = call.shared_writable;
