@@ -13,6 +13,7 @@
 #include "service/api_server.h"
 #include "service/scheduler.h"
 #include "store/job_store.h"
+#include "cli/sandbox_flags.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/sample.h"
@@ -67,6 +68,7 @@ class ServeCommandImpl : public ServeCommand {
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
+    AddSandboxOptions(c, &sandbox_, "require");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
     c->add_option("--policy", o_.policy, "Default integrity policy: strict or kernelbench")
         ->check(CLI::IsMember({"strict", "kernelbench"}));
@@ -95,6 +97,7 @@ class ServeCommandImpl : public ServeCommand {
     // Verification children yield the CPU to the HTTP threads (submit latency, docs/api.md).
     config.worker.nice = child_priority_ == "nice" ? 10 : 0;
     config.worker.idle_class = child_priority_ == "idle";
+    if (!ApplySandbox(sandbox_, o_.cache_dir, &config.worker, &err)) return Usage(err);
     config.base = o_;
     config.gpus = gpus;
     config.cpu_slots = cpu_slots_;
@@ -125,6 +128,7 @@ class ServeCommandImpl : public ServeCommand {
   }
 
  private:
+  SandboxFlags sandbox_;
   // Installs the SIGINT/SIGTERM handlers; on the first, the returned thread drains the
   // scheduler (so ?wait=true handlers return) and stops the listener (Serve returns).
   static std::thread WatchSignals(service::ApiServer* api, service::Scheduler* scheduler) {
