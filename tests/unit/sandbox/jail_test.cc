@@ -244,5 +244,38 @@ TEST_F(JailTest, ChildrenStartedFromManyThreadsAtOnce) {
   EXPECT_EQ(ok.load(), 30);
 }
 
+// Both of ProcessSet's channel forms reach a jailed child: fd 3 (KZ_PROTOCOL_FD, the worker
+// protocol) and stdin/stdout (stdio_channel, streamed while it runs).
+TEST_F(JailTest, ChannelReachesTheJailedChildAtFd3AndOnStdio) {
+  util::ProcessSpec fd3;
+  fd3.argv = {"/bin/sh", "-c", "test \"$KZ_PROTOCOL_FD\" = 3 && head -c 5 <&3 >&3"};
+  fd3.channel = true;
+  fd3.channel_input = "hello";
+  fd3.wall_limit_s = 30;
+  fd3.jail = Jail::Create(policy_);
+  auto r = util::RunProcess(fd3);
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_tail;
+  EXPECT_EQ(r.channel_data, "hello");
+
+  util::ProcessSpec stdio;
+  stdio.argv = {"/bin/sh", "-c", "test -z \"$KZ_PROTOCOL_FD\" && exec cat"};
+  stdio.channel = stdio.stdio_channel = stdio.stream_channel = true;
+  stdio.jail = Jail::Create(policy_);
+  util::ProcessSet set;
+  auto id = set.Start(stdio);
+  ASSERT_TRUE(set.Send(id, "ping"));
+  std::string got;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (got.size() < 4 && std::chrono::steady_clock::now() < until) {
+    ASSERT_TRUE(set.WaitAny(5000).empty()) << "cat ended early";
+    got += set.TakeChannel(id);
+  }
+  EXPECT_EQ(got, "ping");
+  ASSERT_TRUE(set.Expire(id));
+  auto done = set.WaitAny(5000);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].second.end, util::ProcessEnd::kTimedOut) << done[0].second.stderr_tail;
+}
+
 }  // namespace
 }  // namespace kz::sandbox
