@@ -45,6 +45,11 @@ class ServeCommandImpl : public ServeCommand {
     c->add_option("--max-batch-bytes", limits_.max_batch_bytes, "Largest /v1/batch body; larger get 413")
         ->capture_default_str()->check(CLI::PositiveNumber);
     c->add_option("--wait-timeout", wait_s_, "Seconds a ?wait=true request waits at most")->capture_default_str();
+    c->add_option("--shutdown-grace", shutdown_grace_s_,
+                  "SIGINT/SIGTERM: seconds the running jobs get to finish; then they are killed and run "
+                  "again at the next start")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     c->add_option("--device", device_, "Use only this GPU (one slot); default: every GPU, one slot each");
     c->add_option("--gpus", gpu_list_, "Use only these GPU indexes, one slot each (e.g. 0,1,3)")->delimiter(',')
         ->excludes("--device");
@@ -106,6 +111,7 @@ class ServeCommandImpl : public ServeCommand {
     config.max_queue = max_queue_;
     config.run_jobs = !no_run_;
     config.prestart = !no_prestart_;
+    config.shutdown_grace_s = shutdown_grace_s_;
     config.remote.url = queue_url_;
     config.remote.prefix = queue_prefix_;
     service::Scheduler scheduler(store.get(), std::move(config));
@@ -119,7 +125,8 @@ class ServeCommandImpl : public ServeCommand {
                                       : "jobs to kz workers via " + queue_url_) +
                   ", store " + db_ + ")");
     api.Serve();
-    util::LogInfo("serve: stopped accepting; finishing the running jobs");
+    util::LogInfo("serve: stopped accepting; finishing the running jobs (at most " +
+                  std::to_string(static_cast<int>(shutdown_grace_s_)) + " s)");
     scheduler.Stop();
     OnSignal(0);  // wake the signal thread if the listener stopped on its own
     signals.join();
@@ -170,6 +177,7 @@ class ServeCommandImpl : public ServeCommand {
   bool no_run_ = false, no_prestart_ = false;
   std::string child_priority_ = "nice";
   double wait_s_ = 600;
+  double shutdown_grace_s_ = 20;
   std::optional<int> device_;
   std::vector<int> gpu_list_;
   std::string queue_url_, queue_prefix_ = "kz";
