@@ -5,7 +5,9 @@ its side effect (docs/sandbox.md, "Escape corpus").
 Every candidate is rendered with the paths of a throw-away world: the verifier's home (HOME
 of kz), its compile cache with a prebuilt library, a job store (SQLite), another client's
 candidate, a neighbour process per entry, a TCP listener on the host's loopback and a unix
-socket. All entries run in ONE `kz verify --manifest`, each followed by a known-correct
+socket. The entries are split over --shards `kz verify --manifest` runs at once (each
+shard with a world of its own; the CUDA entries, whose builds take minutes, in one of their
+own); in each, every attack is followed by a known-correct
 sample (which is prestarted while the attack runs). Checked per entry: the protected files
 are unchanged, its neighbour is alive, kz itself survived (both verdicts printed), no
 process carrying its marker is left, nothing reached the listeners, the attack's verdict is
@@ -13,10 +15,10 @@ not `correct` and names the cause, the next sample is `correct`, stages.sandbox 
 "applied". --control runs the entries marked `control` with --sandbox=off and checks that
 their side effect DOES happen there (so the checks can fail).
 
-Usage: run_escape.py KZ [--gpu] [--only ID,...] [--control] [--json OUT]
+Usage: run_escape.py KZ [--gpu] [--only ID,...] [--control] [--shards N] [--json OUT]
 Exit 0 when every check passed.
 """
-import argparse, base64, hashlib, json, os, re, secrets, signal, socket, sqlite3, subprocess, sys, tempfile, threading, time
+import argparse, base64, concurrent.futures, hashlib, json, os, re, secrets, signal, socket, sqlite3, subprocess, sys, tempfile, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -186,6 +188,9 @@ def main():
     ap.add_argument("--gpu", action="store_true", help="also the entries labelled gpu_only (CUDA run)")
     ap.add_argument("--only", default="")
     ap.add_argument("--control", action="store_true", help="also check that the control entries escape with --sandbox=off")
+    ap.add_argument("--shards", type=int, default=3,
+                    help="kz verify processes at once, each with its own world; the entries that "
+                         "compile CUDA (the slow ones) get one of their own")
     ap.add_argument("--json", default="")
     ap.add_argument("--runtime-lib", default=os.environ.get("KZ_RUNTIME_LIB", f"{REPO}/build/lib/libkz_runtime.so"))
     a = ap.parse_args()
@@ -194,22 +199,52 @@ def main():
         entries = [e for e in entries if e["id"] in a.only.split(",")]
     if not a.gpu:
         entries = [e for e in entries if not e["gpu_only"]]
+    # Rounds: the entries split over shards under --sandbox=require, and the control entries
+    # under --sandbox=off. Each round has a world of its own (home, cache, store, listeners),
+    # so a side effect is attributed to its round, and a control's escape touches no other.
+    shards = max(1, min(a.shards, len(entries)))
+    rounds = [(part, "require", False) for part in split(entries, shards)]
+    if a.control:
+        rounds.append(([dict(e) for e in entries if e["control"]], "off", True))
     report = {"entries": {}, "control": {}}
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(len(rounds)) as pool:
+        results = list(pool.map(lambda r: one_round(a, *r), rounds))
     failed = 0
-    with tempfile.TemporaryDirectory(prefix="kz-escape-") as root:
-        os.chmod(root, 0o755)
-        world = World(root, a.runtime_lib)
-        failed += run_round(a.kz, world, entries, "require", report["entries"])
-        if a.control:
-            ctl = [dict(e) for e in entries if e["control"]]
-            failed += run_round(a.kz, world, ctl, "off", report["control"], control=True)
+    for (_, _, control), (n_failed, out, log) in zip(rounds, results):
+        print(log, end="")
+        failed += n_failed
+        report["control" if control else "entries"].update(out)
     if a.json:
         json.dump(report, open(a.json, "w"), indent=1, default=str)
-    print(f"{len(report['entries'])} entries, {failed} failed")
+    print(f"{len(report['entries'])} entries ({shards} shards at once), {len(report['control'])} controls, "
+          f"{failed} failed, {time.time() - t0:.0f} s")
     return 1 if failed else 0
 
 
-def run_round(kz, world, entries, mode, out, control=False):
+def split(entries, shards):
+    """The entries over `shards` parts: those that compile CUDA (minutes of nvcc each, in the
+    stage before any run) in a part of their own, the others dealt round-robin."""
+    heavy = [e for e in entries if e["backend"] == "cuda"]
+    light = [e for e in entries if e["backend"] != "cuda"]
+    if not heavy or not light or shards < 2:
+        return [entries[i::shards] for i in range(shards)]
+    return [heavy] + [light[i::shards - 1] for i in range(shards - 1)]
+
+
+def one_round(a, entries, mode, control):
+    """One kz verify over `entries` in a fresh world. Returns (failed, report, log text)."""
+    if not entries:
+        return 0, {}, ""
+    with tempfile.TemporaryDirectory(prefix="kz-escape-") as root:
+        os.chmod(root, 0o755)
+        world = World(root, a.runtime_lib)
+        out, log = {}, []
+        failed = run_round(a.kz, world, entries, mode, out, log, control=control)
+        return failed, out, "".join(line + "\n" for line in log)
+
+
+def run_round(kz, world, entries, mode, out, log, control=False):
     os.makedirs(f"{world.root}/cands", exist_ok=True)
     for e in entries:
         e["_marker"] = "kzmark" + secrets.token_hex(6)
@@ -232,21 +267,21 @@ def run_round(kz, world, entries, mode, out, control=False):
         if control:  # the side effect must show in at least one check
             escaped = [k for k, (ok, _) in res.items() if not ok and k not in ("attack_not_correct", "verdict_names_cause")]
             ok = bool(escaped)
-            print(f"{'ok  ' if ok else 'FAIL'} control {e['id']} (--sandbox=off): escaped via {escaped}")
+            log.append(f"{'ok  ' if ok else 'FAIL'} control {e['id']} (--sandbox=off): escaped via {escaped}")
             out[e["id"]] = {"escaped_without_sandbox": escaped}
         else:
             bad = {k: d for k, (good, d) in res.items() if not good}
             ok = not bad
-            print(f"{'ok  ' if ok else 'FAIL'} {e['id']}: {e['attack']}" + ("" if ok else f"\n     {bad}"))
+            log.append(f"{'ok  ' if ok else 'FAIL'} {e['id']}: {e['attack']}" + ("" if ok else f"\n     {bad}"))
             out[e["id"]] = {"ok": ok, "status": attack_v and attack_v.get("status"),
                             "reason": attack_v and attack_v.get("reason", "")[:200], "failed": bad}
         failed += not ok
         if e["_victim"].poll() is None:
             e["_victim"].kill()
         e["_victim"].wait()
-    print(f"[{mode}] {len(entries)} entries in {time.time() - t0:.0f} s, kz exit {rc}")
+    log.append(f"[{mode}] {len(entries)} entries in {time.time() - t0:.0f} s, kz exit {rc}")
     if len(verdicts) != 2 * len(entries):
-        print(output[-3000:])
+        log.append(output[-3000:])
     return failed
 
 
