@@ -9,6 +9,7 @@
 #include "bench/selfcheck.h"
 #include "bench/runner.h"
 #include "cli/exec_sibling.h"
+#include "cli/sandbox_flags.h"
 #include "verify/status.h"
 
 namespace kz::cli {
@@ -32,6 +33,7 @@ class BenchCommandImpl : public BenchCommand {
     policy_ = c->add_option("--policy", o_.verify.policy, "Integrity policy: strict (default) or kernelbench")
                   ->check(CLI::IsMember({"strict", "kernelbench"}));
     c->add_option("--cache-dir", o_.verify.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
+    AddSandboxOptions(c, &sandbox_, "best-effort");
     c->add_option("--batch", o_.batch,
                   "Samples compiled together before they run; with --server, samples per POST /v1/batch (default 32)")
         ->check(CLI::Range(1, 100000));
@@ -105,7 +107,12 @@ class BenchCommandImpl : public BenchCommand {
       if (sc_.verify.jobs <= 0) sc_.verify.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
       sc_.use_gpu = !sc_.verify.cpu_only;
       sc_.verify.footprint = true;
-      return bench::RunSelfCheck(sc_, worker::LocateWorker(argv0_));
+      worker::WorkerConfig worker = worker::LocateWorker(argv0_);
+      if (std::string err; !ApplySandbox(sandbox_, sc_.verify.cache_dir, &worker, &err)) {
+        std::cerr << "kz bench: " << err << "\n";
+        return verify::kExitUsage;
+      }
+      return bench::RunSelfCheck(sc_, worker);
     }
     if (!generate_run_.empty() && !o_.generations.empty()) return Usage("give --generations or --generate, not both");
     if (generate_run_.empty() && !generate_args_.empty()) return Usage("arguments after -- need --generate RUN");
@@ -121,17 +128,19 @@ class BenchCommandImpl : public BenchCommand {
       for (const auto* opt : local_only_)
         if (opt->count() > 0)
           std::cerr << "kz bench: " << opt->get_name() << " has no effect with --server (the server's settings apply)\n";
-    if (!generate_run_.empty()) return RunFollowing();
-    return bench::RunBench(o_, worker::LocateWorker(argv0_));
+    worker::WorkerConfig worker = worker::LocateWorker(argv0_);
+    if (std::string err; !ApplySandbox(sandbox_, o_.verify.cache_dir, &worker, &err)) return Usage(err);
+    if (!generate_run_.empty()) return RunFollowing(worker);
+    return bench::RunBench(o_, worker);
   }
 
-  int RunFollowing() {
+  int RunFollowing(const worker::WorkerConfig& worker) {
     bench::FollowOptions f;
     f.generator_argv = {SiblingPath(argv0_.c_str(), "kz-generate"), "generate", "--suite", o_.suite_dir,
                         "--out", generate_run_};
     f.generator_argv.insert(f.generator_argv.end(), generate_args_.begin(), generate_args_.end());
     f.jsonl = generate_run_ + "/generations.jsonl";
-    return bench::RunBenchFollowing(o_, f, worker::LocateWorker(argv0_));
+    return bench::RunBenchFollowing(o_, f, worker);
   }
 
   static int Usage(const std::string& msg) {
@@ -140,6 +149,7 @@ class BenchCommandImpl : public BenchCommand {
   }
 
  private:
+  SandboxFlags sandbox_;
   std::string argv0_, report_out_, report_baseline_, generate_run_;
   std::vector<std::string> generate_args_;
   CLI::App* cmd_ = nullptr;

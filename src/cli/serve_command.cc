@@ -13,6 +13,7 @@
 #include "service/api_server.h"
 #include "service/scheduler.h"
 #include "store/job_store.h"
+#include "cli/sandbox_flags.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/sample.h"
@@ -44,6 +45,11 @@ class ServeCommandImpl : public ServeCommand {
     c->add_option("--max-batch-bytes", limits_.max_batch_bytes, "Largest /v1/batch body; larger get 413")
         ->capture_default_str()->check(CLI::PositiveNumber);
     c->add_option("--wait-timeout", wait_s_, "Seconds a ?wait=true request waits at most")->capture_default_str();
+    c->add_option("--shutdown-grace", shutdown_grace_s_,
+                  "SIGINT/SIGTERM: seconds the running jobs get to finish; then they are killed and run "
+                  "again at the next start")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     c->add_option("--device", device_, "Use only this GPU (one slot); default: every GPU, one slot each");
     c->add_option("--gpus", gpu_list_, "Use only these GPU indexes, one slot each (e.g. 0,1,3)")->delimiter(',')
         ->excludes("--device");
@@ -67,6 +73,7 @@ class ServeCommandImpl : public ServeCommand {
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
+    AddSandboxOptions(c, &sandbox_, "require");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
     c->add_option("--policy", o_.policy, "Default integrity policy: strict or kernelbench")
         ->check(CLI::IsMember({"strict", "kernelbench"}));
@@ -95,6 +102,7 @@ class ServeCommandImpl : public ServeCommand {
     // Verification children yield the CPU to the HTTP threads (submit latency, docs/api.md).
     config.worker.nice = child_priority_ == "nice" ? 10 : 0;
     config.worker.idle_class = child_priority_ == "idle";
+    if (!ApplySandbox(sandbox_, o_.cache_dir, &config.worker, &err)) return Usage(err);
     config.base = o_;
     config.gpus = gpus;
     config.cpu_slots = cpu_slots_;
@@ -103,6 +111,7 @@ class ServeCommandImpl : public ServeCommand {
     config.max_queue = max_queue_;
     config.run_jobs = !no_run_;
     config.prestart = !no_prestart_;
+    config.shutdown_grace_s = shutdown_grace_s_;
     config.remote.url = queue_url_;
     config.remote.prefix = queue_prefix_;
     service::Scheduler scheduler(store.get(), std::move(config));
@@ -116,7 +125,8 @@ class ServeCommandImpl : public ServeCommand {
                                       : "jobs to kz workers via " + queue_url_) +
                   ", store " + db_ + ")");
     api.Serve();
-    util::LogInfo("serve: stopped accepting; finishing the running jobs");
+    util::LogInfo("serve: stopped accepting; finishing the running jobs (at most " +
+                  std::to_string(static_cast<int>(shutdown_grace_s_)) + " s)");
     scheduler.Stop();
     OnSignal(0);  // wake the signal thread if the listener stopped on its own
     signals.join();
@@ -125,6 +135,7 @@ class ServeCommandImpl : public ServeCommand {
   }
 
  private:
+  SandboxFlags sandbox_;
   // Installs the SIGINT/SIGTERM handlers; on the first, the returned thread drains the
   // scheduler (so ?wait=true handlers return) and stops the listener (Serve returns).
   static std::thread WatchSignals(service::ApiServer* api, service::Scheduler* scheduler) {
@@ -166,6 +177,7 @@ class ServeCommandImpl : public ServeCommand {
   bool no_run_ = false, no_prestart_ = false;
   std::string child_priority_ = "nice";
   double wait_s_ = 600;
+  double shutdown_grace_s_ = 20;
   std::optional<int> device_;
   std::vector<int> gpu_list_;
   std::string queue_url_, queue_prefix_ = "kz";

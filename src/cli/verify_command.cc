@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "cli/sandbox_flags.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/device.h"
@@ -47,6 +48,7 @@ class VerifyCommandImpl : public VerifyCommand {
     c->add_option("--max-source-mib", max_source_mib_, "Largest task or candidate file accepted, MiB (default 8)")
         ->check(CLI::PositiveNumber);
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
+    AddSandboxOptions(c, &sandbox_, "best-effort");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
     c->add_option("--cache-max-gib", cache_max_gib_, "Size bound of the cache directory (extensions, extractions, precompiled headers), GiB (LRU; default 20)")
         ->check(CLI::PositiveNumber);
@@ -82,7 +84,9 @@ class VerifyCommandImpl : public VerifyCommand {
                 << gpus.size() << " found)\n";
       return verify::kExitUsage;
     }
-    verify::Verifier verifier(worker::LocateWorker(argv0_), o_, gpus);
+    worker::WorkerConfig worker = worker::LocateWorker(argv0_);
+    if (std::string err; !ApplySandbox(sandbox_, o_.cache_dir, &worker, &err)) return Usage(err);
+    verify::Verifier verifier(worker, o_, gpus);
     if (!verifier.on_gpu()) util::LogInfo("no GPU in use: references run on the CPU, Triton under TRITON_INTERPRET=1, CUDA candidates are compiled only");
     int mismatches = 0;
     std::map<std::string, int> counts;
@@ -157,6 +161,7 @@ class VerifyCommandImpl : public VerifyCommand {
   double max_source_mib_ = 8;
   bool json_ = false, no_timing_ = false, plain_build_ = false, no_screen_ = false, no_integrity_ = false;
   bool self_check_ = false;
+  SandboxFlags sandbox_;
   verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
 };
 }  // namespace

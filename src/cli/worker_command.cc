@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "queue/queue_worker.h"
+#include "cli/sandbox_flags.h"
 #include "util/fs.h"
 #include "verify/device.h"
 #include "verify/status.h"
@@ -53,6 +54,7 @@ class WorkerCommandImpl : public WorkerCommand {
     c->add_option("--compile-timeout", o_.compile_timeout_s, "Wall-time limit of one build, seconds");
     c->add_option("--max-host-mem", o_.max_host_mem_mib, "Host memory limit per child, MiB");
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
+    AddSandboxOptions(c, &sandbox_, "require");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
     c->add_option("--policy", o_.policy, "Default integrity policy: strict or kernelbench")
         ->check(CLI::IsMember({"strict", "kernelbench"}));
@@ -72,7 +74,9 @@ class WorkerCommandImpl : public WorkerCommand {
     FinishOptions();
     if (name_.size() > 64 || name_.find_first_not_of(kNameChars) != std::string::npos)
       return Usage("--name must be 1..64 of [A-Za-z0-9._-] (it names the work directory)");
-    queue::QueueWorker::Config config{q_, name_, worker::LocateWorker(argv0_), o_, gpus,
+    worker::WorkerConfig child = worker::LocateWorker(argv0_);
+    if (!ApplySandbox(sandbox_, o_.cache_dir, &child, &err)) return Usage(err);
+    queue::QueueWorker::Config config{q_, name_, child, o_, gpus,
                                       o_.cache_dir + "/worker/" + name_};
     config.max_deliveries = max_deliveries_;
     config.prestart = !no_prestart_;
@@ -85,6 +89,7 @@ class WorkerCommandImpl : public WorkerCommand {
   }
 
  private:
+  SandboxFlags sandbox_;
   // Installs the SIGINT/SIGTERM handlers; on the first, the returned thread stops the
   // worker (the running job is cancelled and left for another worker to reclaim).
   static std::thread WatchSignals(queue::QueueWorker* worker) {

@@ -16,6 +16,7 @@
 
 namespace kz::compile {
 namespace {
+constexpr uid_t kSandboxNobody = 65534;
 
 // The value of KZ_BUILD_ID in /proc/<pid>/environ, or "".
 std::string MarkerOf(int proc_dir, const char* pid) {
@@ -63,7 +64,9 @@ std::map<std::string, BuildProcesses> FindBuildProcesses() {
   while (dirent* e = ::readdir(dir)) {
     if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
     struct stat st;
-    if (::fstatat(proc_dir, e->d_name, &st, 0) != 0 || st.st_uid != me) continue;
+    // A sandboxed build of a root supervisor runs as nobody (docs/sandbox.md).
+    if (::fstatat(proc_dir, e->d_name, &st, 0) != 0) continue;
+    if (st.st_uid != me && !(me == 0 && st.st_uid == kSandboxNobody)) continue;
     pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
     if (pid == self) continue;
     std::string id = MarkerOf(proc_dir, e->d_name);

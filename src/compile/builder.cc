@@ -48,6 +48,15 @@ worker::WorkerCall BuildCall(const nlohmann::json& call, const std::string& stag
   if (!std::getenv("CUDA_HOME")) wc.env.emplace_back("CUDA_HOME", "/usr/local/cuda");
   wc.wall_limit_s = o.timeout_s;
   wc.max_rss_bytes = o.max_rss_bytes;
+  wc.sandboxed = true;  // compiles the candidate's sources: sees the toolchain, writes only its staging dir
+  wc.writable = {staging};
+  for (const char* var : {"CXX", "CC", "CUDA_HOME", "CUDA_PATH", "PYTORCH_NVCC"})  // a toolchain set by the operator
+    if (const char* v = std::getenv(var); v && v[0] == '/') wc.read_only.push_back(std::string(v).substr(0, std::string(v).find(' ')));
+  if (o.accelerate && !o.pch_root.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.pch_root, ec);
+    wc.shared_writable.push_back(o.pch_root);  // precompiled torch headers and build templates (docs/sandbox.md)
+  }
   return wc;
 }
 

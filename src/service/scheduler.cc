@@ -75,6 +75,17 @@ void Scheduler::Drain() {
 
 void Scheduler::Stop() {
   Drain();
+  {
+    std::unique_lock lock(mu_);
+    auto idle = [&] {
+      return std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.running.empty(); });
+    };
+    if (!done_cv_.wait_for(lock, std::chrono::duration<double>(config_.shutdown_grace_s), idle))
+      util::LogWarn("serve: jobs still running after the shutdown grace (" +
+                    std::to_string(static_cast<int>(config_.shutdown_grace_s)) +
+                    " s): their children are killed; they run again at the next start");
+  }
+  abandon_runs_ = true;  // seen by the running verifiers within Verifier::kCancelPollMs
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
@@ -244,7 +255,9 @@ void Scheduler::SlotLoop(size_t k) {
     slot.busy_s += Since(slot.since);
     metrics_.AddBusy(Since(slot.since));
     slot.running.clear();
-    Complete(a, state, verdict);
+    // Killed by Stop() past its grace (or just finished as the grace ended: it runs again).
+    if (abandon_runs_ && !a->cancel) Interrupted(a);
+    else Complete(a, state, verdict);
   }
 }
 

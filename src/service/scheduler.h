@@ -51,6 +51,9 @@ class Scheduler {
     std::string work_dir;            // per-job directories for the sources
     size_t max_queue = 4096;         // jobs waiting for a slot (remote: for a verdict) at most; more is kFull (429)
     bool run_jobs = true;            // false (--no-run): accept and store, never run (load tests)
+    // Stop(): jobs running in slots get this long to finish; then their children are killed
+    // and the jobs stay "running" in the store, queued again by the next start.
+    double shutdown_grace_s = 20;
     // Non-empty (--queue redis://…): no local slots; jobs go to `kz worker`s through Redis
     // Streams (docs/queue.md) and their verdicts come back to the store.
     queue::QueueConfig remote;
@@ -102,9 +105,10 @@ class Scheduler {
   // Any thread (the signal thread): stop taking jobs; Wait() callers return at once
   // unless theirs is running in a slot. Idempotent; does not block.
   void Drain();
-  // Main thread: Drain(), then wait for the jobs running in slots to finish; builds in
-  // flight are abandoned (their screen/extract children killed); queued and staged jobs
-  // stay queued/running in the store and are queued again by the next start. Idempotent.
+  // Main thread: Drain(), then wait for the jobs running in slots to finish, for at most
+  // Config::shutdown_grace_s (then their children are killed and they stay "running" in
+  // the store); builds in flight are abandoned (their screen/extract children killed);
+  // queued, staged and interrupted jobs are queued again by the next start. Idempotent.
   void Stop();
 
   size_t QueueDepth() const;   // waiting for a slot: queued, being staged, staged (remote: no verdict yet)
@@ -153,6 +157,9 @@ class Scheduler {
   // unless the job was cancelled, and forgets the job.
   void Complete(const ActivePtr& a, const std::string& state, const nlohmann::json& verdict);
   void Forget(const ActivePtr& a);     // REQUIRES mu_ not held
+  // REQUIRES mu_: a running job interrupted by Stop(): left "running" in the store (queued
+  // again by the next start), no verdict recorded.
+  void Interrupted(const ActivePtr& a);
   // REQUIRES mu_: the next queued job to stage, as active: the picker's choice, or, when
   // the staged list is full, the queued job a slot would run before every staged one
   // (UrgentIndex), so the lookahead never holds back a job of higher priority or a
@@ -218,6 +225,7 @@ class Scheduler {
   uint64_t tick_ = 0, seq_ = 0;       // GUARDED_BY(mu_)
   bool stopping_ = false;             // GUARDED_BY(mu_)
   std::atomic<bool> abandon_builds_{false};  // set with stopping_: builds' children are killed
+  std::atomic<bool> abandon_runs_{false};    // Stop() past the grace: running children are killed
   std::mt19937_64 rng_;               // GUARDED_BY(mu_)
   std::vector<std::thread> threads_;
 };

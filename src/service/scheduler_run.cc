@@ -33,7 +33,8 @@ bool Scheduler::StageJob(ActiveJob& a) {
   const json fp = a.work[0].verdict.value("footprint", json());
   if (fp.is_object() && fp.value("need_bytes", json()).is_number_unsigned())
     a.footprint_need = fp["need_bytes"].get<uint64_t>();
-  a.verifier->SetCancel([&a] { return a.cancel.load(); });
+  // Once staged: a cancel, or a shutdown whose grace for running jobs has passed.
+  a.verifier->SetCancel([&a, this] { return a.cancel.load() || abandon_runs_.load(); });
   return true;
 }
 
@@ -47,6 +48,13 @@ void Scheduler::Complete(const ActivePtr& a, const std::string& state, const jso
   if (state == store::kDone) metrics_.ObserveVerdict(verdict, a->queue_wait_s);
   else metrics_.Count(Counter::kFailed);
   util::LogInfo("serve: job " + a->id + " " + state + ": " + verdict.value("status", "-"));
+}
+
+void Scheduler::Interrupted(const ActivePtr& a) {
+  active_.erase(a->id);
+  if (!a->dir.empty()) util::RemoveAll(a->dir);
+  done_cv_.notify_all();
+  util::LogInfo("serve: job " + a->id + " interrupted by the shutdown; it runs again at the next start");
 }
 
 void Scheduler::Forget(const ActivePtr& a) {

@@ -1,13 +1,10 @@
 #include "util/subprocess.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,8 +13,7 @@
 #include <map>
 
 #include "util/proc_stats.h"
-
-extern char** environ;
+#include "util/spawn.h"
 
 namespace kz::util {
 namespace {
@@ -33,28 +29,6 @@ void CloseFd(int* fd) {
 void AppendTail(std::string* buf, const char* data, size_t n, size_t keep) {
   buf->append(data, n);
   if (buf->size() > 2 * keep + 65536) buf->erase(0, buf->size() - keep);
-}
-
-std::vector<std::string> BuildEnv(const ProcessSpec& spec) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& k : spec.unset_env) env.erase(k);
-  for (const auto& [k, v] : spec.env) env[k] = v;
-  if (spec.channel && !spec.stdio_channel) env["KZ_PROTOCOL_FD"] = "3";
-  std::vector<std::string> out;
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
-  return out;
-}
-
-std::vector<char*> CStrings(std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (auto& s : v) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
 }
 }  // namespace
 
@@ -94,61 +68,6 @@ struct ProcessSet::Child {
   }
 };
 
-namespace {
-// Forks and execs; fills child->pid and the parent's fd ends. Returns "" or an error.
-std::string Spawn(ProcessSet::Id, ProcessSpec& spec, int* out_fd, int* err_fd, int* chan_fd,
-                  pid_t* pid) {
-  if (spec.argv.empty()) return "empty argv";
-  int outp[2], errp[2], sv[2] = {-1, -1};
-  if (::pipe2(outp, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-  if (::pipe2(errp, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-  if (spec.channel && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-    return std::string("socketpair: ") + std::strerror(errno);
-  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  std::vector<std::string> env = BuildEnv(spec);
-  std::vector<char*> envp = CStrings(env);
-  std::vector<std::string> argv_s = spec.argv;
-  std::vector<char*> argv = CStrings(argv_s);
-  pid_t p = ::fork();
-  if (p < 0) return std::string("fork: ") + std::strerror(errno);
-  if (p == 0) {
-    ::setpgid(0, 0);
-    bool stdio = spec.stdio_channel && sv[1] >= 0;
-    ::dup2(stdio ? sv[1] : devnull, 0);
-    ::dup2(stdio ? sv[1] : outp[1], 1);
-    ::dup2(errp[1], 2);
-    if (sv[1] >= 0 && !stdio) {
-      if (sv[1] == 3) ::fcntl(3, F_SETFD, 0);
-      else ::dup2(sv[1], 3);
-    }
-    if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) _exit(126);
-    if (spec.nice > 0) errno = 0, (void)::nice(spec.nice);  // best effort
-    if (spec.idle_class) {
-      sched_param none{};
-      (void)::sched_setscheduler(0, SCHED_IDLE, &none);  // best effort
-    }
-    ::execvpe(argv[0], argv.data(), envp.data());
-    const char* msg = "kz: exec failed\n";
-    ssize_t rc = ::write(2, msg, std::strlen(msg));
-    (void)rc;
-    _exit(127);
-  }
-  ::setpgid(p, p);
-  ::close(devnull);
-  ::close(outp[1]);
-  ::close(errp[1]);
-  if (sv[1] >= 0) ::close(sv[1]);
-  if (spec.stdio_channel && sv[0] >= 0) ::close(outp[0]), outp[0] = -1;  // stdout is the channel
-  *out_fd = outp[0];
-  *err_fd = errp[0];
-  *chan_fd = sv[0];
-  for (int fd : {outp[0], errp[0], sv[0]})
-    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  *pid = p;
-  return "";
-}
-}  // namespace
-
 ProcessSet::ProcessSet() = default;
 ProcessSet::~ProcessSet() { KillAll(); }
 
@@ -157,7 +76,11 @@ ProcessSet::Id ProcessSet::Start(ProcessSpec spec) {
   c->id = next_id_++;
   c->spec = std::move(spec);
   c->start = Clock::now();
-  std::string err = Spawn(c->id, c->spec, &c->out_fd, &c->err_fd, &c->chan_fd, &c->pid);
+  internal::SpawnedFds fds;
+  std::string err = internal::Spawn(c->spec, &fds, &c->pid);
+  c->out_fd = fds.out;
+  c->err_fd = fds.err;
+  c->chan_fd = fds.chan;
   if (!err.empty()) {
     c->pid = -1;
     c->result.end = ProcessEnd::kSpawnFailed;

@@ -23,6 +23,22 @@
 
 namespace kz::util {
 
+// An OS sandbox for one child, prepared in the parent before the fork (every path, string
+// and filter already built) and applied in the child between clone() and exec. Implemented
+// by kz::sandbox (docs/sandbox.md); util only calls it. Thread-safety: const after creation.
+class ChildJail {
+ public:
+  virtual ~ChildJail() = default;
+  virtual std::string Error() const = 0;          // "" or why this jail cannot start a child
+  virtual unsigned long CloneFlags() const = 0;   // CLONE_NEW* for the child's clone()
+  // In the parent right after clone(), before the child may go on: its uid/gid maps.
+  virtual std::string AfterClone(pid_t child) const = 0;
+  // In the child (async-signal-safe only): namespaces set up, limits, seccomp. On failure it
+  // writes "kz-sandbox: <step>: <error>" to fd 2 and calls _exit(kSandboxExit).
+  virtual void Enter() const = 0;
+};
+constexpr int kSandboxExit = 125;  // a child whose sandbox could not be set up
+
 struct ProcessSpec {
   std::vector<std::string> argv;                            // argv[0] looked up in PATH
   std::vector<std::pair<std::string, std::string>> env;     // set on top of this environment
@@ -41,6 +57,7 @@ struct ProcessSpec {
                                // needs `channel`; stdout then has no tail
   bool stream_channel = false;  // channel bytes are taken with TakeChannel() while the child runs,
                                 // and WaitAny() also returns (with nothing finished) when some arrive
+  std::shared_ptr<const ChildJail> jail = nullptr;  // null: no sandbox; kept until the child is collected
 };
 
 enum class ProcessEnd { kExited, kSignaled, kTimedOut, kMemoryExceeded, kSpawnFailed };

@@ -23,6 +23,8 @@ void Verifier::FootprintAll(std::vector<Work>& work) const {
     if (w.done || key.empty() || footprints_->Find(key) || !asked.insert(key).second) return std::nullopt;
     worker::WorkerCall call;
     call.request = {{"op", "footprint"}, {"task_path", util::AbsolutePath(w.sample->task_path)}};
+    call.sandboxed = true;  // the task's code is a client's too
+    call.inputs = {util::AbsolutePath(w.sample->task_path)};
     call.env = {{"CUDA_VISIBLE_DEVICES", ""}};  // meta device only: never a GPU context
     call.wall_limit_s = 120;
     call.max_rss_bytes = options_.max_host_mem_mib << 20;

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "compile/builder.h"
-#include "compile/extract_cache.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/finding.h"
@@ -145,63 +144,6 @@ void Verifier::ScreenAll(std::vector<Work>& work) const {
 }
 
 namespace {
-// Folds a failed extraction into the verdict: a Python load error, a timeout or a crash.
-void ApplyExtractFailure(json& verdict, const worker::WorkerReply& reply) {
-  if (!reply.result) {
-    bool timed_out = reply.process.end == util::ProcessEnd::kTimedOut;
-    SetOutcome(verdict, timed_out ? Status::kTimeout : Status::kCompileError,
-               "importing the candidate " + worker::DescribeEnd(reply.process), "import_crash");
-    return;
-  }
-  const json& e = reply.result->value("error", json::object());
-  SetOutcome(verdict, Status::kCompileError, e.value("message", "candidate failed to load"),
-             e.value("kind", "import_error"));
-  verdict["error"] = e;
-}
-}  // namespace
-
-void Verifier::ExtractAll(std::vector<Work>& work) const {
-  bool any_cuda = std::any_of(work.begin(), work.end(), [](const Work& w) { return !w.done && w.backend == "cuda"; });
-  if (!any_cuda) return;
-  // With the environment known (without importing torch), a candidate seen before needs
-  // no extraction child: its calls come from the extraction cache.
-  auto start = std::chrono::steady_clock::now();
-  std::optional<json> env = worker::ProbeEnvironment(worker_);
-  compile::ExtractCache extract_cache(cache_.root());
-  auto key = [&](const Work& w) { return compile::ExtractCache::Key(w.candidate_text, *env); };
-  auto make = [&](Work& w) -> std::optional<worker::WorkerCall> {
-    if (w.done || w.backend != "cuda") return std::nullopt;
-    if (auto hit = env ? extract_cache.Lookup(key(w)) : std::nullopt) {
-      w.calls = (*hit)["calls"];
-      w.build_env = hit->value("env", json::object());
-      w.verdict["stages"]["extract"] = {
-          {"status", "ok"}, {"cache", "hit"},
-          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
-      return std::nullopt;
-    }
-    worker::WorkerCall call;
-    call.request = {{"op", "extract"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)}};
-    call.env = {{"CUDA_VISIBLE_DEVICES", ""}};
-    call.wall_limit_s = options_.extract_timeout_s;
-    call.max_rss_bytes = options_.max_host_mem_mib << 20;
-    return call;
-  };
-  RunPerSample(work, make, [&](Work& w, const worker::WorkerReply& reply) {
-    if (!reply.result || !reply.result->value("ok", false)) {
-      w.done = true;
-      ApplyExtractFailure(w.verdict, reply);
-      return;
-    }
-    w.calls = reply.result->value("calls", json::array());
-    w.build_env = reply.result->value("env", json::object());
-    w.verdict["stages"]["extract"] = {{"status", "ok"}, {"cache", "miss"}, {"seconds", reply.process.wall_s}};
-    std::string err;  // a failed store only costs a later re-extraction
-    if (env && w.build_env.value("torch", "") == env->value("torch", ""))
-      extract_cache.Store(key(w), {{"calls", w.calls}, {"env", w.build_env}}, &err);
-  });
-}
-
-namespace {
 // The cache's LRU bound. Eviction walks the whole cache: at most every 30 s per cache in a
 // long-lived process (kz serve stages one job at a time).
 void EvictThrottled(const compile::ExtensionCache& cache, uint64_t max_bytes) {
@@ -292,8 +234,8 @@ json Verifier::RunOptions(bool on_gpu) const {
 std::vector<std::pair<std::string, std::string>> Verifier::RunEnv(const std::optional<Gpu>& gpu,
                                                                   const std::string& scratch) {
   std::vector<std::pair<std::string, std::string>> env = {
-      {"CUDA_VISIBLE_DEVICES", gpu ? std::to_string(gpu->index) : ""},
-      {"TORCH_EXTENSIONS_DIR", scratch.empty() ? "/tmp" : scratch}};
+      {"CUDA_VISIBLE_DEVICES", gpu ? std::to_string(gpu->index) : ""}};
+  if (!scratch.empty()) env.emplace_back("TORCH_EXTENSIONS_DIR", scratch);  // else the sandbox's
   if (!gpu) env.emplace_back("TRITON_INTERPRET", "1");
   return env;
 }
@@ -302,9 +244,12 @@ Verifier::Prestarted Verifier::Prestart(const worker::WorkerConfig& worker, cons
                                         const std::optional<Gpu>& gpu) {
   Prestarted p;
   std::string err;
-  p.scratch = util::MakeTempDir(compile::ExtensionCache(options.cache_dir).root() + "/tmp", "run-", &err);
   p.gpu = gpu;
   worker::WorkerCall call;  // its request comes with the sample (Release)
+  call.sandboxed = true;
+  call.devices = gpu ? worker::GpuDevices(gpu->index) : std::vector<std::string>();
+  if (worker.sandbox.active()) p.jail = call.jail = worker::NewJail(worker, call);
+  else p.scratch = util::MakeTempDir(compile::ExtensionCache(options.cache_dir).root() + "/tmp", "run-", &err);
   call.env = RunEnv(gpu, p.scratch);
   call.env.emplace_back("KZ_PRELOAD", "1");
   call.max_rss_bytes = options.max_host_mem_mib << 20;
@@ -322,12 +267,14 @@ Verifier::Prestarted& Verifier::Prestarted::operator=(Prestarted&& o) noexcept {
   set = std::move(o.set);
   id = o.id;
   scratch = std::exchange(o.scratch, std::string());
+  jail = std::move(o.jail);
   gpu = o.gpu;
   return *this;
 }
 
 void Verifier::Prestarted::Reset() {
   set.reset();  // kills a child that never got its sample
+  jail.reset();  // its stage goes with the last reference (the ProcessSet's, just dropped)
   if (!scratch.empty()) util::RemoveAll(scratch);
   scratch.clear();
 }
@@ -350,16 +297,23 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
   if (w.sample->self_check) call.request["options"]["self_check"] = true;
   call.wall_limit_s = options_.timeout_s;
   call.max_rss_bytes = options_.max_host_mem_mib << 20;
+  call.sandboxed = true;
+  call.inputs = {util::AbsolutePath(w.sample->task_path), util::AbsolutePath(w.sample->candidate_path)};
+  for (const auto& lib : w.prebuilt) call.inputs.push_back(lib.value("library", ""));
+  call.devices = gpu ? worker::GpuDevices(gpu->index) : std::vector<std::string>();
   Prestarted own;
   bool used_pre = false;
   bool same_device = pre && pre->set && (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1);
-  if (same_device && pre->set->Release(pre->id, worker::MakeWorkerSpec(worker_, call).channel_input,
-                                       call.wall_limit_s)) {
+  if (same_device) {
+    worker::WorkerCall into = call;
+    into.jail = pre->jail;  // inputs staged into the running child's jail
+    used_pre = pre->set->Release(pre->id, worker::MakeWorkerSpec(worker_, into).channel_input, call.wall_limit_s);
+  }
+  if (used_pre) {
     own = std::move(*pre);
-    used_pre = true;
   } else {
     std::string err;
-    own.scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
+    if (!worker_.sandbox.active()) own.scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
     call.env = RunEnv(gpu, own.scratch);
     own.set = std::make_unique<util::ProcessSet>();
     own.set->Start(worker::MakeWorkerSpec(worker_, call));
@@ -391,6 +345,7 @@ json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override, Prestarte
   else if (gpu && w.verdict["device"].is_object() && w.verdict["device"].value("kind", "") == "cuda")
     w.verdict["device"]["index"] = gpu->index;  // the child sees only its GPU, as index 0
   FinishChecks(w.verdict, gpu.has_value());
+  w.verdict["stages"]["sandbox"] = worker_.sandbox.Describe();
   w.verdict["seconds"] = Since(w.start);
   return std::move(w.verdict);
 }

@@ -72,7 +72,8 @@ class Verifier {
     void Reset();
     std::unique_ptr<util::ProcessSet> set;
     util::ProcessSet::Id id = 0;
-    std::string scratch;         // its TORCH_EXTENSIONS_DIR; removed with it
+    std::string scratch;         // its TORCH_EXTENSIONS_DIR; removed with it ("" when sandboxed)
+    std::shared_ptr<sandbox::Jail> jail;  // its sandbox (null when off): the sample's inputs are staged into it
     std::optional<Gpu> gpu;
   };
   static Prestarted Prestart(const worker::WorkerConfig& worker, const VerifyOptions& options,

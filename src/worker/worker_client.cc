@@ -46,9 +46,20 @@ util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& c
               {"PYTHONDONTWRITEBYTECODE", "1"}};
   if (!config.runtime_lib.empty()) spec.env.emplace_back("KZ_RUNTIME_LIB", config.runtime_lib);
   if (BytecodeReady(config)) spec.env.emplace_back("PYTHONPYCACHEPREFIX", config.bytecode_dir);
+  nlohmann::json req = call.request;
+  if (call.sandboxed && config.sandbox.active()) {
+    std::shared_ptr<sandbox::Jail> jail = call.jail ? call.jail : NewJail(config, call);
+    spec.jail = jail;
+    StageInputs(*jail, call.inputs, &req);
+    const std::string& s = jail->scratch();
+    for (auto kv : std::vector<std::pair<std::string, std::string>>{
+             {"TMPDIR", s + "/tmp"}, {"HOME", s + "/home"}, {"XDG_CACHE_HOME", s + "/home/.cache"},
+             {"TORCH_EXTENSIONS_DIR", s + "/torch_extensions"}, {"TRITON_CACHE_DIR", s + "/triton"},
+             {"USER", "kz-sandbox"}, {"LOGNAME", "kz-sandbox"}})
+      spec.env.push_back(kv);
+  }
   for (const auto& kv : call.env) spec.env.push_back(kv);
   spec.channel = true;
-  nlohmann::json req = call.request;
   req["protocol"] = kProtocolVersion;
   req["token"] = call.token;
   spec.channel_input = util::EncodeFrame(req.dump());
@@ -163,7 +174,12 @@ std::string TorchVersionFile(const WorkerConfig& config) {
 
 std::string DescribeEnd(const util::ProcessResult& p) {
   switch (p.end) {
-    case util::ProcessEnd::kExited: return "exited with code " + std::to_string(p.exit_code);
+    case util::ProcessEnd::kExited:
+      if (p.exit_code == util::kSandboxExit && p.stderr_tail.find("kz-sandbox:") != std::string::npos) {
+        std::string line = p.stderr_tail.substr(p.stderr_tail.find("kz-sandbox:"));
+        return "could not enter its sandbox (" + line.substr(0, line.find('\n')) + ")";
+      }
+      return "exited with code " + std::to_string(p.exit_code);
     case util::ProcessEnd::kSignaled: return "killed by " + util::SignalName(p.signal);
     case util::ProcessEnd::kTimedOut:
       return "exceeded its wall-time limit after " + std::to_string(static_cast<int>(p.wall_s)) +

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sandbox/sandbox.h"
 #include "util/subprocess.h"
 
 namespace kz::worker {
@@ -23,6 +24,17 @@ struct WorkerConfig {
   bool idle_class = false;  // children under SCHED_IDLE (kz serve --child-priority idle)
   std::string bytecode_dir;     // PYTHONPYCACHEPREFIX once bytecode_marker exists (bytecode.h)
   std::string bytecode_marker;
+  // The sandbox of calls marked `sandboxed` (docs/sandbox.md): the mode, the mechanisms the
+  // start-up check found (sandbox::Check), limits, and where jails stage their inputs.
+  struct Sandbox {
+    sandbox::Mode mode = sandbox::Mode::kOff;
+    sandbox::Features features{false, false, false, false};
+    sandbox::Limits limits;
+    std::string stage_base;  // "" = the system temp directory
+    std::string triton_cache;  // shared read-only under each child's private overlay ("" = none)
+    bool active() const { return mode != sandbox::Mode::kOff && (features.namespaces || features.seccomp); }
+    nlohmann::json Describe() const { return sandbox::Describe(mode, features, limits); }
+  } sandbox;
 };
 
 // Finds the interpreter ($KZ_PYTHON, else <repo>/.venv/bin/python, else python3), the
@@ -41,6 +53,14 @@ struct WorkerCall {
   std::vector<std::pair<std::string, std::string>> env;     // extra environment
   double wall_limit_s = 60;
   uint64_t max_rss_bytes = 0;
+  // Candidate (or task) code runs in this child: it starts in the config's sandbox, if any.
+  bool sandboxed = false;
+  std::vector<std::string> inputs;     // host files named in the request: staged read-only, paths rewritten
+  std::vector<std::string> read_only;  // host paths it reads in place
+  std::vector<std::string> writable;   // host directories it writes (a build's staging dir)
+  std::vector<std::string> shared_writable;  // ... shared with other children (the PCH directory)
+  std::vector<std::string> devices;    // /dev nodes it needs (its GPU's)
+  std::shared_ptr<sandbox::Jail> jail; // an existing jail (a prestarted child's); null = a new one
 };
 
 struct WorkerReply {
@@ -50,7 +70,18 @@ struct WorkerReply {
   std::string protocol_error;  // undecodable frames or JSON; "" if none
 };
 
+// The child's spec. A `sandboxed` call under an active sandbox gets a jail (call.jail or a
+// new one), its inputs staged into it and the request's paths rewritten, and a private
+// TMPDIR, HOME, TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR (call.env may override them).
 util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& call);
+
+// A jail for `call` under `config`'s sandbox: the Python environment, the worker package and
+// runtime library read-only, plus the call's paths and devices (sandboxed.cc).
+std::shared_ptr<sandbox::Jail> NewJail(const WorkerConfig& config, const WorkerCall& call);
+// Stages call.inputs into `jail` and rewrites every string of `request` equal to one of them.
+void StageInputs(sandbox::Jail& jail, const std::vector<std::string>& inputs, nlohmann::json* request);
+// GPU device nodes for a child pinned to GPU `index` (those present on this host).
+std::vector<std::string> GpuDevices(int index);
 // Frames whose "token" is not `token` are dropped and reported in protocol_error.
 WorkerReply ParseWorkerReply(util::ProcessResult process, const std::string& token);
 WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call);

@@ -67,8 +67,11 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return ext.relu_cuda(x)
 EOF
+# The same text under another name: one extraction-cache entry and one build for both, yet
+# each sample's diagnostics name its own file (kz names the calls after the sample's path).
+cp "$WORK/diag_error.py" "$WORK/diag_error_copy.py"
 M=$WORK/manifest.jsonl
-for c in diag_error diag_missing_include diag_runtime; do
+for c in diag_error diag_missing_include diag_runtime diag_error_copy; do
   echo "{\"task\": \"examples/tasks/relu.py\", \"candidate\": \"$WORK/$c.py\", \"backend\": \"cuda\", \"expect_cpu\": \"compile_error\"}" >>"$M"
 done
 # Real nvcc (CUDA_HOME unset: the farm's default), stand-in c++ for main.cpp.
@@ -102,6 +105,8 @@ for round in "first run (nvcc)" "second run (cached failures)"; do
     'd.startswith("cuda_sources line 2: error: #error kz: a generated error\n")'
   check "$round: the verdict's error message holds the mapped lines" diag_error.py \
     'v["error"]["message"].startswith("diag_error.py:9 ")'
+  check "$round: a copy under another name is mapped to its own name" diag_error_copy.py \
+    'd.startswith("diag_error_copy.py:9 (cuda_sources line 6): error: ")'
 done
 check "second run: the failures came from the cache" diag_error.py 'v["stages"]["compile"]["libraries"][0]["cache"] == "hit"'
 finish

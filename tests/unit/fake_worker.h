@@ -25,7 +25,7 @@ inline worker::WorkerConfig FakeWorker(const std::string& body) {
       "    b = json.dumps(obj).encode()\n"
       "    os.write(fd, struct.pack('>I', len(b)) + b)\n" + body + "\n";
   util::WriteFileAtomic(dir + "/kz_worker/__main__.py", main, &err);
-  kz::worker::WorkerConfig config;
+  worker::WorkerConfig config;
   config.python = "python3";
   config.package_dir = dir;
   return config;

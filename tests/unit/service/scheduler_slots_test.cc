@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_worker.h"
@@ -91,6 +92,60 @@ TEST(SchedulerSlotsTest, EightGpuSlotsRunAtOnceEachChildPinnedToItsSlot) {
   std::string metrics = s.RenderMetrics();
   for (int k = 0; k < kGpus; ++k)
     EXPECT_NE(metrics.find("kz_slot_busy_seconds_total{slot=\"cuda:" + std::to_string(k) + "\"} "), std::string::npos);
+  util::RemoveAll(dir);
+}
+
+// SIGTERM while a sample runs: Stop() gives the running job shutdown_grace_s, then kills its
+// child (a sample ignoring the world, or one slowed by a loaded host, cannot hold the
+// shutdown); the job stays "running" in the store, and the next start runs it again.
+TEST(SchedulerSlotsTest, StopKillsARunningJobAfterTheGraceAndTheNextStartRunsIt) {
+  std::string err, dir = util::MakeTempDir(::testing::TempDir(), "grace-", &err);
+  ASSERT_FALSE(dir.empty()) << err;
+  auto store = store::JobStore::Open(dir + "/jobs.db", &err);
+  ASSERT_TRUE(store) << err;
+  auto config = [&](const std::string& run_body) {
+    Scheduler::Config c;
+    c.worker = testing_support::FakeWorker(
+        "import time\n"
+        "if req.get('op') == 'run':\n" + run_body +
+        "send({'type': 'result', 'status': 'correct', 'reason': 'fake', 'stages': {}, 'error': None,\n"
+        "      'device': {'kind': 'cpu'}})\n");
+    c.base.screen = false;
+    c.base.cache_dir = dir + "/cache";
+    c.base.timeout_s = 600;
+    c.work_dir = dir + "/work";
+    c.shutdown_grace_s = 1;
+    return c;
+  };
+  std::string started = dir + "/started";
+  Scheduler::Submission sub;
+  sub.request.task = "class Model: pass\n";
+  sub.request.candidate = "class ModelNew: pass\n";
+  sub.request.backend = "triton";
+  std::string id;
+  {
+    Scheduler s(store.get(), config("    open('" + started + "', 'w').write('1')\n    time.sleep(600)\n"));
+    ASSERT_TRUE(s.Start(&err)) << err;
+    auto r = s.Submit(sub);
+    ASSERT_EQ(r.kind, Scheduler::SubmitKind::kQueued) << r.error;
+    id = r.id;
+    for (int i = 0; i < 600 && !std::filesystem::exists(started); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(std::filesystem::exists(started)) << "the run never started";
+    auto t0 = std::chrono::steady_clock::now();
+    s.Stop();
+    double stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(stop_s, 15) << "Stop() waited for the sample instead of its grace (1 s)";
+    auto job = store->Get(id, &err);
+    ASSERT_TRUE(job) << err;
+    EXPECT_EQ(job->state, store::kRunning) << "an interrupted job is left to the next start";
+  }
+  Scheduler again(store.get(), config("    pass\n"));
+  ASSERT_TRUE(again.Start(&err)) << err;
+  auto job = again.Wait(id, std::chrono::seconds(120), &err);
+  ASSERT_TRUE(job) << err;
+  EXPECT_EQ(job->state, store::kDone);
+  again.Stop();
   util::RemoveAll(dir);
 }
 
