@@ -62,7 +62,11 @@ json_check "rerun: attempts not recorded twice" "v['attempts'] == 2 * $valid"
 before=$(coder_requests)
 expect_exit 0 "a fresh run, the Coder replayed" -- "${L[@]}" --pool "$TMP/pool2.db" --out "$TMP/replayed" --coder-replay "$TMP/coder.transcript"
 check "replay: no Coder request" test "$(coder_requests)" -eq "$before"
-check "replay: the same rewards" cmp "$TMP/run/rewards.jsonl" "$TMP/replayed/rewards.jsonl"
+check "replay: the same rewards and Coder reasons" python3 -c '
+import json, sys
+def key(path):  # refusal reasons name the run directory; the rest must be equal
+    return [{k: v for k, v in json.loads(l).items() if k != "reason" or v.startswith("coder:")} for l in open(path)]
+sys.exit(0 if key(sys.argv[1]) == key(sys.argv[2]) else 1)' "$TMP/run/rewards.jsonl" "$TMP/replayed/rewards.jsonl"
 
 expect_exit 2 "--coder-endpoint without --coder-samples" -- "$KZ" -q propose --catalog "$TMP/cat3.json" --endpoint "$URL" \
   --model fake --sets 1 --out "$TMP/x" --coder-endpoint "$URL"
