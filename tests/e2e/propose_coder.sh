@@ -68,6 +68,21 @@ def key(path):  # refusal reasons name the run directory; the rest must be equal
     return [{k: v for k, v in json.loads(l).items() if k != "reason" or v.startswith("coder:")} for l in open(path)]
 sys.exit(0 if key(sys.argv[1]) == key(sys.argv[2]) else 1)' "$TMP/run/rewards.jsonl" "$TMP/replayed/rewards.jsonl"
 
+# verl export of the pool: rows always; the parquet file where pyarrow is installed.
+if python3 -c 'import pyarrow' 2>/dev/null || .venv/bin/python -c 'import pyarrow' 2>/dev/null; then
+  expect_exit 0 "frontier export --format verl" -- "$KZ" -q frontier --db "$TMP/pool.db" export --format verl --out "$TMP/verl"
+  check "train.parquet: one row per pool module, verl's columns" "${KZ_PYTHON:-$( [[ -x .venv/bin/python ]] && echo .venv/bin/python || echo python3)}" -c '
+import sys, pyarrow.parquet as pq
+rows = pq.read_table(sys.argv[1]).to_pylist()
+ok = len(rows) == int(sys.argv[2]) and all(r["prompt"][0]["role"] == "user" and "class Model" in r["prompt"][0]["content"]
+    and r["reward_model"]["ground_truth"] and r["extra_info"]["attempts"] == 2 for r in rows)
+sys.exit(0 if ok else 1)' "$TMP/verl/train.parquet" "$valid"
+else
+  expect_exit 2 "frontier export --format verl without pyarrow" -- "$KZ" -q frontier --db "$TMP/pool.db" export --format verl --out "$TMP/verl"
+  err_contains "says pyarrow is missing" "pyarrow is not installed"
+fi
+check "verl.jsonl: one row per pool module" test "$(wc -l <"$TMP/verl/verl.jsonl")" -eq "$valid"
+
 expect_exit 2 "--coder-endpoint without --coder-samples" -- "$KZ" -q propose --catalog "$TMP/cat3.json" --endpoint "$URL" \
   --model fake --sets 1 --out "$TMP/x" --coder-endpoint "$URL"
 err_contains "says what is missing" "needs --coder-samples"
