@@ -13,7 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "curriculum/reward.h"
+#include "rewards/frontier.h"
 
 namespace kz::cli {
 
@@ -27,7 +27,7 @@ struct CoderArgs {
   double deadline_s = 6 * 3600;            // the whole kz bench child
   std::string pool;                        // record the attempts here ("" = nowhere)
   int round = 0;
-  curriculum::RewardOptions reward;
+  rewards::RewardOptions reward;
 };
 
 // The loop's --coder-* options (and --invalid-penalty) on `propose`; they fill *args.

@@ -35,17 +35,17 @@ std::string TallyReason(const CoderTally& t) {
   return s + ")";
 }
 
-std::optional<double> ProposalReward(bool valid, const CoderTally* tally, int samples, const RewardOptions& options,
+std::optional<double> ProposalReward(bool valid, const CoderTally* tally, int samples, const rewards::RewardOptions& options,
                                      std::string* why) {
   double r = 0;
   if (!valid) {
-    FrontierReward({false, 0, 0}, options, &r, why);
+    rewards::FrontierReward({false, 0, 0}, options, &r, why);
     return r;
   }
   int attempts = tally ? tally->attempts : 0;
   if (attempts < samples || attempts == 0)
     return *why = std::to_string(attempts) + " of " + std::to_string(samples) + " Coder samples verified", std::nullopt;
-  if (!FrontierReward({true, tally->attempts, tally->successes}, options, &r, why)) return std::nullopt;
+  if (!rewards::FrontierReward({true, tally->attempts, tally->successes}, options, &r, why)) return std::nullopt;
   return r;
 }
 

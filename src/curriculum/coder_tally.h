@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "curriculum/reward.h"
+#include "rewards/frontier.h"
 
 namespace kz::curriculum {
 
@@ -29,7 +29,7 @@ std::string TallyReason(const CoderTally& t);
 
 // The reward of one proposal: the penalty when invalid; r(p̂) when the Coder made at least
 // `samples` attempts on it; nullopt (with *why) while it has fewer.
-std::optional<double> ProposalReward(bool valid, const CoderTally* tally, int samples, const RewardOptions& options,
+std::optional<double> ProposalReward(bool valid, const CoderTally* tally, int samples, const rewards::RewardOptions& options,
                                      std::string* why);
 
 }  // namespace kz::curriculum

@@ -34,7 +34,7 @@ TEST(CoderTally, LaterVerdictWinsAndServerErrorsAreNotAttempts) {
 }
 
 TEST(CoderTally, ProposalRewardFromTheCoderSamples) {
-  RewardOptions o{-0.5};
+  rewards::RewardOptions o{-0.5};
   std::string why;
   CoderTally half{4, 2, {}}, none{4, 0, {}}, quarter{4, 1, {}}, partial{1, 1, {}};
   EXPECT_DOUBLE_EQ(*ProposalReward(true, &half, 4, o, &why), 1.0);
