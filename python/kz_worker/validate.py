@@ -60,6 +60,15 @@ def _die_with_parent() -> None:
     libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
 
 
+def _cuda_context() -> None:
+    """Makes this child's CUDA context (the parent has none: it would not survive the fork).
+    CUDA reserves tens of GiB of virtual address space when it starts, so the address-space
+    limit is set after it, counting only what the module allocates on the host."""
+    import torch
+    torch.cuda.init()
+    torch.empty(1, device="cuda")
+
+
 def _child(path: str, device_name: str, options: dict, write_fd: int, channel_fd: int) -> None:
     """In the forked child: limits, then the facts as JSON on write_fd; never returns."""
     try:
@@ -70,8 +79,11 @@ def _child(path: str, device_name: str, options: dict, write_fd: int, channel_fd
         os.dup2(null, 1)
         os.dup2(null, 2)
         sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the child's life
-        limit = _address_space() + int(options["memory_bytes"])
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if device_name == "cuda":
+            _cuda_context()  # before the limit: the driver reserves a large address space
+        if int(options["memory_bytes"]) > 0:  # 0: no address-space limit
+            limit = _address_space() + int(options["memory_bytes"])
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         from .validate_facts import module_facts
         facts = module_facts(path, device_name, options)
         data = json.dumps(facts, default=str).encode()

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/frontier_record.h"
+#include "cli/frontier_verl.h"
 #include "cli/propose_command.h"
 #include "curriculum/frontier_pool.h"
 #include "util/fs.h"
@@ -35,6 +36,10 @@ class FrontierImpl : public FrontierCommand {
     export_->add_option("--out", out_, "Directory")->required();
     export_->add_option("--status", status_, "Only this status");
     export_->add_option("--level", level_, "Level directory number (default 1)");
+    export_->add_option("--format", format_, "kernelbench (default) or verl (verl.jsonl + train.parquet)")
+        ->check(CLI::IsMember({"kernelbench", "verl"}));
+    export_->add_option("--backend", backend_, "verl: the Coder prompt's backend, cuda (default) or triton")
+        ->check(CLI::IsMember({"cuda", "triton"}));
     record_ = f->add_subcommand("record", "Add the Coder's attempts and successes on a module in a round");
     record_->add_option("--id", id_, "Module id (kz frontier list)")->required();
     record_->add_option("--round", round_, "Round")->required();
@@ -55,6 +60,7 @@ class FrontierImpl : public FrontierCommand {
       for (const auto& e : entries) std::cout << EntryJson(e).dump() << "\n";
       return 0;
     }
+    if (format_ == "verl") return ExportVerl(entries, out_, backend_);
     return Export(entries);
   }
 
@@ -89,12 +95,12 @@ class FrontierImpl : public FrontierCommand {
       index += j.dump() + "\n";
     }
     if (!util::WriteFileAtomic(out_ + "/frontier.jsonl", index, &err)) return Fail(err);
-    std::cerr << "kz frontier: " << entries.size() << " modules to " << dir << " (verl parquet: not yet)\n";
+    std::cerr << "kz frontier: " << entries.size() << " modules to " << dir << "\n";
     return 0;
   }
 
   CLI::App *stats_, *list_, *export_, *record_;
-  std::string db_, status_, out_;
+  std::string db_, status_, out_, format_ = "kernelbench", backend_ = "cuda";
   int level_ = 1, round_ = 0, attempts_ = 0, successes_ = 0;
   int64_t id_ = 0;
 };

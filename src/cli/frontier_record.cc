@@ -8,7 +8,7 @@
 #include "bench/verdict_log.h"
 #include "cli/frontier_record.h"
 #include "curriculum/frontier_pool.h"
-#include "curriculum/reward.h"
+#include "rewards/frontier.h"
 #include "util/fs.h"
 #include "verify/status.h"
 
@@ -51,12 +51,12 @@ int ProposalRewards(const std::string& run, const std::string& db, double penalt
   std::string out;
   size_t rewarded = 0, pending = 0;
   for (const auto& [_, r] : log.records) {
-    cur::FrontierOutcome o{r.value("valid", false), 0, 0};
+    rewards::FrontierOutcome o{r.value("valid", false), 0, 0};
     auto it = by_hash.find(r.value("canonical_hash", ""));
     if (o.valid && it != by_hash.end()) o.attempts = it->second.attempts, o.successes = it->second.successes;
     double reward = 0;
     json j = {{"set", r.value("set", "")}, {"sample", r.value("sample", 0)}, {"valid", o.valid}};
-    if (cur::FrontierReward(o, cur::RewardOptions{penalty}, &reward, &err)) {
+    if (rewards::FrontierReward(o, rewards::RewardOptions{penalty}, &reward, &err)) {
       j["reward"] = reward;
       ++rewarded;
     } else {

@@ -13,7 +13,9 @@
 #include "curriculum/sampler.h"
 #include "curriculum/scan.h"
 #include "cli/frontier_record.h"
+#include "cli/propose_coder.h"
 #include "cli/propose_loop.h"
+#include "cli/propose_standins.h"
 #include "cli/propose_validate.h"
 #include "util/fs.h"
 #include "verify/status.h"
@@ -60,6 +62,7 @@ class ProposeImpl : public ProposeCommand {
     sample->add_option("--api-sets", api_sets_, "Write the sets as a kz.api_sets file (kz generate --proposer)");
     AddValidate();
     AddLoop();
+    standins_ = AddStandinsCommand(propose_, &standin_args_);
     rewards_ = propose_->add_subcommand("rewards", "Frontier Reward of a run's validated proposals (RUN/rewards.jsonl)");
     rewards_->add_option("--proposals", v_.proposals, "The run directory (kz propose validate --proposals)")->required();
     rewards_->add_option("--pool", v_.pool, "Frontier pool holding the Coder's attempts");
@@ -79,18 +82,26 @@ class ProposeImpl : public ProposeCommand {
     if (validate_->parsed()) return RunValidate(v_, catalog_, argv0_);
     if (rewards_->parsed()) return ProposalRewards(v_.proposals, v_.pool, penalty_);
     if (sample_->parsed()) return Sample();
+    if (standins_->parsed()) return RunStandins(standin_args_, catalog_);
     if (loop_.endpoint.empty() && loop_.replay.empty())
-      return Usage("a subcommand (apis, mine, sample, validate, rewards), or the loop: --endpoint URL --model M "
+      return Usage("a subcommand (apis, mine, sample, standins, validate, rewards), or the loop: --endpoint URL --model M "
                    "--sets N --out DIR");
     if (!loop_.endpoint.empty() && !loop_.replay.empty()) return Usage("--endpoint or --replay, not both");
     if (run_out_.empty()) return Usage("the loop needs --out DIR");
+    if (coder_.samples == 0 && (!coder_.endpoint.empty() || !coder_.replay.empty()))
+      return Usage("--coder-endpoint (or --coder-replay) needs --coder-samples n");
     ValidateArgs v;
     v.proposals = run_out_, v.pool = loop_pool_, v.round = loop_round_, v.no_decontaminate = loop_no_decontaminate_;
     v.decontaminate = loop_decontaminate_;
     v.options.timeout_s = loop_timeout_;
     loop_.pool_for_sets = loop_pool_;
     if (loop_.seed) loop_.sampler.seed = static_cast<uint64_t>(*loop_.seed);
-    return RunProposeLoop(loop_, v, catalog_, argv0_);
+    int rc = RunProposeLoop(loop_, v, catalog_, argv0_);
+    if (coder_.samples == 0 || (rc != 0 && rc != 1)) return rc;
+    coder_.pool = loop_pool_, coder_.round = loop_round_;
+    if (coder_.model.empty()) coder_.model = loop_.model;
+    int coder_rc = RunCoderRound(coder_, run_out_, argv0_);
+    return coder_rc != 0 ? coder_rc : rc;
   }
 
  private:
@@ -118,6 +129,7 @@ class ProposeImpl : public ProposeCommand {
     p->add_option("--decontaminate", loop_decontaminate_, "The loop: evaluation suite (default $KZ_KERNELBENCH)");
     p->add_flag("--no-decontaminate", loop_no_decontaminate_, "The loop: no decontamination");
     p->add_option("--timeout", loop_timeout_, "The loop: validation time per module, seconds (default 30)");
+    AddCoderOptions(p, &coder_);
   }
 
   void AddValidate() {
@@ -237,7 +249,9 @@ class ProposeImpl : public ProposeCommand {
   size_t sets_ = 0;
   cur::SamplerOptions options_;
   cur::Catalog catalog_;
-  CLI::App *propose_, *apis_, *mine_, *sample_, *validate_, *rewards_;
+  CLI::App *propose_, *apis_, *mine_, *sample_, *validate_, *rewards_, *standins_;
+  StandinArgs standin_args_;
+  CoderArgs coder_;
   LoopArgs loop_;
   std::string run_out_, loop_pool_;
   std::vector<std::string> loop_decontaminate_;

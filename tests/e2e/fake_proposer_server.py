@@ -4,7 +4,10 @@ Reads the API set from the prompt's "APIs: a, b" line and answers with a KernelB
 module applying each API in turn (torch.nn.ReLU, torch.sum, torch.mul, ...), scaled by a
 constant from the set id (so modules of different sets differ). By the request's seed:
 seed % 3 == 0 or 1 the module (1 repeats 0: a duplicate), 2 a reply without code. Every
-request is appended to REQUEST_LOG as "<set id> <seed>". Writes its port to PORT_FILE.
+request is appended to REQUEST_LOG as "<set id> <seed>". A prompt without an "APIs:" line is
+the Coder's (tests/e2e/propose_coder.sh): seed % 2 == 0 a ModelNew that returns its input
+(never correct), 1 a reply without code; logged as "coder <seed>". Writes its port to
+PORT_FILE.
 Usage: fake_proposer_server.py PORT_FILE REQUEST_LOG
 """
 import json
@@ -25,6 +28,10 @@ def module(apis, scale):
             f"    return [torch.randn(32, 64)]\n\n\ndef get_init_inputs():\n    return []\n")
 
 
+CODER = ("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+         "    def forward(self, x):\n        return x\n")
+
+
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -32,8 +39,11 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         prompt = body["messages"][0]["content"]
-        apis = re.search(r"^APIs: (.*)$", prompt, re.M).group(1).split(", ")
         seed = body.get("seed", 0)
+        found = re.search(r"^APIs: (.*)$", prompt, re.M)
+        if not found:
+            return self.coder(body, prompt, seed)
+        apis = found.group(1).split(", ")
         scale = 1 + sum(map(ord, ",".join(apis))) % 97 / 100
         with open(LOG, "a") as f:
             f.write(f"{','.join(apis)} {seed}\n")
@@ -41,6 +51,17 @@ class Handler(BaseHTTPRequestHandler):
         reply = {"model": body["model"], "choices": [{"index": 0, "finish_reason": "stop",
                  "message": {"role": "assistant", "content": text}}],
                  "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 50}}
+        self.send(reply)
+
+    def coder(self, body, prompt, seed):
+        with open(LOG, "a") as f:
+            f.write(f"coder {seed}\n")
+        text = "No idea." if seed % 2 else "```python\n" + CODER + "```\n"
+        self.send({"model": body["model"], "choices": [{"index": 0, "finish_reason": "stop",
+                   "message": {"role": "assistant", "content": text}}],
+                   "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 20}})
+
+    def send(self, reply):
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -1,8 +1,8 @@
-#include "curriculum/reward.h"
+#include "rewards/frontier.h"
 
 #include <gtest/gtest.h>
 
-namespace kz::curriculum {
+namespace kz::rewards {
 namespace {
 
 double R(bool valid, int n, int s, double penalty = -1.0) {
@@ -41,4 +41,4 @@ TEST(FrontierReward, UndefinedRateIsAnError) {
 }
 
 }  // namespace
-}  // namespace kz::curriculum
+}  // namespace kz::rewards

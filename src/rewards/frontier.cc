@@ -1,8 +1,8 @@
-#include "curriculum/reward.h"
+#include "rewards/frontier.h"
 
 #include <cmath>
 
-namespace kz::curriculum {
+namespace kz::rewards {
 
 bool SuccessRate(int attempts, int successes, double* p, std::string* err) {
   if (attempts < 1) return *err = "no Coder attempts: the success rate is undefined", false;
@@ -20,4 +20,4 @@ bool FrontierReward(const FrontierOutcome& o, const RewardOptions& options, doub
   return true;
 }
 
-}  // namespace kz::curriculum
+}  // namespace kz::rewards
