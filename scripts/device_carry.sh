@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # Prepares what a device run carries (docs/gpu-results.md, "How to run"): stripped binaries in
 # build/carry-bin, the shared libraries the GPU host lacks in build/carry-libs, and
-# build/clean = python/ scripts/ bench/ tests/ examples/ as committed (HEAD), so that
+# build/clean = python/ scripts/ bench/ tests/ examples/ data/ as committed (HEAD), so that
 # uncommitted edits never reach a measured run. On the device, start with
-#   cp -r build/clean/* . && mkdir -p build/bin && cp build/carry-bin/* build/bin/ &&
+#   cp -r build/clean/* . && mkdir -p build/bin && cp -r build/carry-bin/. build/bin/ &&
 #   export LD_LIBRARY_PATH=$PWD/build/carry-libs
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ninja -C build kz kz-serve kz-worker kz_runtime kz_runtime_test_gpu kz_trace_test_gpu >/dev/null
+BINS=(kz kz-serve kz-worker kz-propose kz-train kz-generate kz_runtime_test_gpu kz_trace_test_gpu kz_sandbox_bench)
+ninja -C build "${BINS[@]}" kz_runtime >/dev/null
 rm -rf build/carry-bin build/carry-libs build/clean
 mkdir -p build/carry-bin build/carry-libs build/clean
-for b in kz kz-serve kz-worker kz_runtime_test_gpu kz_trace_test_gpu; do strip -o "build/carry-bin/$b" "build/bin/$b"; done
+for b in "${BINS[@]}"; do strip -o "build/carry-bin/$b" "build/bin/$b"; done
 for l in libcpp-httplib.so.0.11 libbrotlicommon.so.1 libbrotlidec.so.1 libbrotlienc.so.1 libsqlite3.so.0; do
   cp -L "/lib/x86_64-linux-gnu/$l" build/carry-libs/
 done
-git archive HEAD python scripts bench tests examples | tar -x -C build/clean
+# kz-propose, kz-generate and kz-train link libcurl, whose closure (ssl, ...) the GPU host may
+# lack or have in other versions: carried apart and found through those binaries' own DT_RPATH
+# (searched before LD_LIBRARY_PATH, and used for their dependencies too), so that Python's
+# processes on the host never load these copies.
+mkdir -p build/carry-bin/curl-libs
+for b in kz-propose kz-generate kz-train; do
+  for l in $(ldd "build/bin/$b" | awk '$3 ~ /^\// {print $3}' | grep -v -E '/lib(c|m|pthread|dl|rt|gcc_s|stdc\+\+)\.so'); do
+    cp -L "$l" build/carry-bin/curl-libs/
+  done
+  patchelf --force-rpath --set-rpath '$ORIGIN/curl-libs' "build/carry-bin/$b"
+done
+git archive HEAD python scripts bench tests examples data | tar -x -C build/clean
 du -sh build/carry-bin build/carry-libs build/clean build/lib | tr '\n' ' '; echo

@@ -9,6 +9,7 @@
 #include "generate/prompt.h"
 #include "train/rollout.h"
 #include "train/run_config.h"
+#include "train/report.h"
 #include "train/teacher.h"
 #include "train/train_loop.h"
 #include "util/fs.h"
@@ -60,12 +61,33 @@ class TrainCommandImpl : public TrainCommand {
     t->add_flag("--cpu", v_.cpu_only, "Verify on the CPU (Triton under the interpreter) even with a GPU");
     t->add_option("--timeout", v_.timeout_s, "Wall-time limit of one pair's run, seconds (default 300)");
     t->add_option("-j,--jobs", v_.jobs, "Builds and screens at once (default 1)");
+    auto* r = report_ = train->add_subcommand("report", "Tables, paired bootstrap intervals and plots of a run directory");
+    r->add_option("run", report_o_.run_dir, "The run directory (kz train --out)")->required();
+    r->add_option("--out", report_o_.out_dir, "Where to write report.md, report.json, coder.svg, eval.svg (default RUN/report)");
+    r->add_option("--resamples", report_o_.resamples, "Bootstrap resamples (default 10000)")->check(CLI::Range(100, 10000000));
+    r->add_option("--level", report_o_.level, "Interval level (default 0.95)")->check(CLI::Range(0.5, 0.999));
+    r->add_option("--seed", report_o_.seed, "Bootstrap seed (default 1)");
   }
 
-  int Run() override { return teacher_->parsed() ? RunTeacher() : RunLoop(); }
+  int Run() override {
+    if (report_->parsed()) return RunReport();
+    return teacher_->parsed() ? RunTeacher() : RunLoop();
+  }
 
  private:
   int RunLoop();
+  int RunReport() {
+    json summary;
+    std::string err;
+    if (!train::WriteTrainReport(report_o_, &summary, &err)) {
+      std::cerr << "kz train report: " << err << "\n";
+      return verify::kExitUsage;
+    }
+    std::string out = report_o_.out_dir.empty() ? report_o_.run_dir + "/report" : report_o_.out_dir, md;
+    if (util::ReadFile(out + "/report.md", &md, &err)) std::cout << md;
+    std::cerr << "kz train report: " << out << "/{report.md,report.json,coder.svg,eval.svg}\n";
+    return 0;
+  }
   int RunTeacher() {
     if (std::string why = train::Validate(o_); !why.empty()) return Usage(why);
     std::string err;
@@ -113,6 +135,8 @@ class TrainCommandImpl : public TrainCommand {
   int VerifyPairs(const std::vector<train::TeacherPair>& pairs);
 
   CLI::App* teacher_ = nullptr;
+  CLI::App* report_ = nullptr;
+  train::TrainReportOptions report_o_;
   std::string config_path_, run_out_;
   std::string argv0_, out_;
   int64_t pairs_ = 0;

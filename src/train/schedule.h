@@ -1,6 +1,8 @@
 // The schedule of a `kz train` run: its units in order, a pure function of the config, so a
 // resumed run finds where it stopped by the units its state lists as done.
 //   "sft"                      the cold start (when [sft] data is set)
+//   "r0.eval"                  held-out evaluation of the model RL starts from (when [eval]
+//                              tasks is set): the baseline every later evaluation is compared to
 //   "r<R>.coder.<S>"           CA-GRPO step S of round R (1-based)
 //   "r<R>.eval"                held-out evaluation after round R (when [eval] tasks is set)
 // The Proposer phase (issue 16's loop with the Frontier Reward as its step) comes before

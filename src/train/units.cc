@@ -136,14 +136,17 @@ bool RunEval(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitR
   std::vector<RolloutSample> samples;
   if (!Rollout(*ctx.backend, ctx.verify, ctx.eval_tasks, o, unit_dir, &samples, err, terr)) return false;
   int correct = 0, fast = 0, no_code = 0;
+  json outcomes = json::array();  // [task, correct, fast] per task: the report's paired bootstrap
   for (const auto& s : samples) {
+    bool is_fast = s.correct && s.speedup && *s.speedup > 1.0;
     correct += s.correct;
-    fast += s.correct && s.speedup && *s.speedup > 1.0;
+    fast += is_fast;
     no_code += s.verdict.value("status", "") == "no_code";
+    outcomes.push_back({ctx.eval_tasks[s.task].id, s.correct, is_fast});
   }
   double n = double(samples.size());
   out->metrics = {{"unit", u.id}, {"kind", "eval"}, {"round", u.round}, {"tasks", samples.size()},
-                  {"pass_at_1", correct / n}, {"fast_1_at_1", fast / n}, {"no_code", no_code}};
+                  {"pass_at_1", correct / n}, {"fast_1_at_1", fast / n}, {"no_code", no_code}, {"outcomes", outcomes}};
   return true;
 }
 

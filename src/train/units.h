@@ -35,7 +35,7 @@ bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, 
 bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
                   TrainerError* terr);
 // Held-out evaluation: one greedy sample per task; pass@1 and fast_1@1 (correct and faster
-// than the reference).
+// than the reference), and each task's outcome (metrics "outcomes": [task, correct, fast]).
 bool RunEval(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
              TrainerError* terr);
 

@@ -8,6 +8,7 @@
 # (refused before any work), a full disk during a checkpoint (stops, resumes), a trainer
 # crash mid-step (restarted from the checkpoint, the unit retried), a kill -9
 # mid-run (resumes, nothing verified twice), another config on the same run directory.
+# `kz train report` on the finished run (tables, paired intervals against r0.eval, plots).
 KZ=$1
 source "$(dirname "$0")/lib.sh"
 TMP=$(mktemp -d)
@@ -57,7 +58,7 @@ check_run() {  # NAME RUN_DIR: every unit done once, round 1 trained with the ga
 import json, sys
 run = sys.argv[1]
 state = json.load(open(run + "/state.json"))
-assert state["done"] == ["sft", "r1.coder.1", "r1.eval", "r2.coder.1", "r2.eval"], state
+assert state["done"] == ["sft", "r0.eval", "r1.coder.1", "r1.eval", "r2.coder.1", "r2.eval"], state
 m = {}
 for l in open(run + "/metrics.jsonl"):
     r = json.loads(l); m[r["unit"]] = r  # a unit re-run after a kill: the last line wins
@@ -93,7 +94,21 @@ plant "$TMP/run"
 expect_exit 0 "two rounds end to end" -- "$KZ" -q train --config "$TMP/run.toml" --out "$TMP/run"
 check_run "every unit once, round 1 trained" "$TMP/run"
 expect_exit 0 "run again: nothing to do" -- "$KZ" -q train --config "$TMP/run.toml" --out "$TMP/run"
-err_contains "says all done" "5 units, 5 done before"
+err_contains "says all done" "6 units, 6 done before"
+expect_exit 0 "kz train report" -- "$KZ" -q train report "$TMP/run"
+python3 - "$TMP/run/report" <<'PY' && { PASSES=$((PASSES + 1)); echo "ok   report: tables, intervals against r0.eval, plots"; } || { FAILS=$((FAILS + 1)); echo "FAIL report"; }
+import json, os, sys
+d = sys.argv[1]
+r = json.load(open(d + "/report.json"))
+assert [e["unit"] for e in r["eval"]] == ["r0.eval", "r1.eval", "r2.eval"], r["eval"]
+assert r["eval"][2]["compare"]["against"] == "r0.eval" and r["eval"][2]["compare"]["paired_tasks"] == 3, r["eval"][2]
+md = open(d + "/report.md").read()
+assert "| r1.coder.1 |" in md and "Δ pass@1" in md, md
+for f in ("coder.svg", "eval.svg"):
+    assert open(os.path.join(d, f)).read().startswith("<svg") or "<svg" in open(os.path.join(d, f)).read()[:200], f
+PY
+expect_exit 2 "report of a directory that is no run" -- "$KZ" -q train report "$TMP/nothing-here"
+err_contains "says why" "no metrics.jsonl"
 sed 's/rounds = 2/rounds = 3/' "$TMP/run.toml" >"$TMP/other.toml"
 expect_exit 2 "another config on the run directory" -- "$KZ" -q train --config "$TMP/other.toml" --out "$TMP/run"
 err_contains "says so" "was started with another config"

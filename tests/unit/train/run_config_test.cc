@@ -75,7 +75,7 @@ TEST(ScheduleTest, UnitsInOrderWithGlobalSteps) {
     ids.push_back(u.id);
     if (u.kind == "coder") steps.push_back(u.global_step);
   }
-  EXPECT_EQ(ids, (std::vector<std::string>{"sft", "r1.coder.1", "r1.coder.2", "r1.eval", "r2.coder.1", "r2.coder.2",
+  EXPECT_EQ(ids, (std::vector<std::string>{"sft", "r0.eval", "r1.coder.1", "r1.coder.2", "r1.eval", "r2.coder.1", "r2.coder.2",
                                            "r2.eval"}));
   EXPECT_EQ(steps, (std::vector<int>{0, 1, 2, 3}));
   c.sft_data.clear();

@@ -1,0 +1,160 @@
+#include "train/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "bench/svg.h"
+#include "train/paired_bootstrap.h"
+#include "util/fs.h"
+
+namespace kz::train {
+namespace {
+using nlohmann::json;
+
+// metrics.jsonl's units in order of first appearance; a later line of the same unit wins
+// (a unit retried after a crash); a torn or foreign line is skipped.
+std::vector<json> LoadUnits(const std::string& text) {
+  std::vector<json> units;
+  std::map<std::string, size_t> at;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("unit") || !j["unit"].is_string()) continue;
+    std::string id = j["unit"];
+    if (at.count(id)) units[at[id]] = j;
+    else at[id] = units.size(), units.push_back(j);
+  }
+  return units;
+}
+
+std::string Fixed(const json& v, int digits = 3) {
+  if (!v.is_number()) return "–";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>());
+  return buf;
+}
+
+// Per task: (correct, fast) from an eval line's "outcomes" ([[task, correct, fast], ...]).
+std::map<std::string, std::pair<double, double>> Outcomes(const json& eval) {
+  std::map<std::string, std::pair<double, double>> out;
+  if (!eval.contains("outcomes") || !eval["outcomes"].is_array()) return out;
+  for (const auto& o : eval["outcomes"])
+    if (o.is_array() && o.size() == 3 && o[0].is_string())
+      out[o[0].get<std::string>()] = {o[1].get<bool>() ? 1.0 : 0.0, o[2].get<bool>() ? 1.0 : 0.0};
+  return out;
+}
+
+json Compare(const json& base, const json& eval, const TrainReportOptions& o) {
+  auto a = Outcomes(base), b = Outcomes(eval);
+  std::vector<double> pa, pb, fa, fb;
+  for (const auto& [task, ab] : a)
+    if (auto it = b.find(task); it != b.end()) {
+      pa.push_back(ab.first), fa.push_back(ab.second);
+      pb.push_back(it->second.first), fb.push_back(it->second.second);
+    }
+  auto side = [&](const std::vector<double>& x, const std::vector<double>& y) {
+    PairedInterval i = PairedBootstrap(x, y, o.resamples, o.level, o.seed);
+    return json{{"delta", i.delta}, {"lo", i.lo}, {"hi", i.hi}, {"excludes_zero", i.excludes_zero()}};
+  };
+  return {{"against", base["unit"]}, {"paired_tasks", pa.size()}, {"pass_at_1", side(pa, pb)}, {"fast_1_at_1", side(fa, fb)}};
+}
+
+std::string Interval(const json& side) {
+  return Fixed(side["delta"]) + " [" + Fixed(side["lo"]) + ", " + Fixed(side["hi"]) + "]" +
+         (side["excludes_zero"].get<bool>() ? " *" : "");
+}
+
+bench::PlotSpec Spec(const std::string& title, const std::string& x, const std::string& y, double x_max, double y_min,
+                     double y_max) {
+  bench::PlotSpec s;
+  s.title = title, s.x_label = x, s.y_label = y;
+  s.x_min = 0, s.x_max = std::max(1.0, x_max), s.y_min = y_min, s.y_max = y_max;
+  return s;
+}
+
+std::string Markdown(const std::string& run, const json& sft, const std::vector<json>& coder, const std::vector<json>& evals,
+                     const TrainReportOptions& o) {
+  std::ostringstream md;
+  md << "# kz train report: " << run << "\n\n";
+  if (!sft.is_null())
+    md << "SFT: " << sft.value("records", 0) << " records, " << sft.value("steps", 0) << " steps, loss "
+       << Fixed(sft["loss_first"]) << " → " << Fixed(sft["loss_last"]) << "\n\n";
+  md << "## Held-out evaluation\n\n";
+  if (evals.empty()) md << "No evaluation yet.\n\n";
+  else {
+    int pct = int(std::lround(o.level * 100));
+    md << "| unit | round | tasks | pass@1 | fast_1@1 | Δ pass@1 [" << pct << "% CI] | Δ fast_1@1 [" << pct << "% CI] |\n"
+       << "|---|---|---|---|---|---|---|\n";
+    for (const auto& e : evals) {
+      md << "| " << e["unit"].get<std::string>() << " | " << e.value("round", 0) << " | " << e.value("tasks", 0) << " | "
+         << Fixed(e["pass_at_1"]) << " | " << Fixed(e["fast_1_at_1"]) << " | ";
+      if (e.contains("compare"))
+        md << Interval(e["compare"]["pass_at_1"]) << " | " << Interval(e["compare"]["fast_1_at_1"]) << " |\n";
+      else
+        md << "(baseline) | (baseline) |\n";
+    }
+    md << "\nΔ: against the first evaluation (" << evals.front()["unit"].get<std::string>()
+       << "), paired over the tasks both evaluated, " << o.resamples << " bootstrap resamples over tasks (seed " << o.seed
+       << "); * the interval excludes zero.\n\n![held-out evaluation](eval.svg)\n\n";
+  }
+  md << "## Coder steps (CA-GRPO)\n\n";
+  if (coder.empty()) md << "No Coder step yet.\n\n";
+  else {
+    md << "| unit | tasks | samples | accuracy | reward mean | gate open | zero-variance | trained samples | loss |\n"
+       << "|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& c : coder)
+      md << "| " << c["unit"].get<std::string>() << " | " << c.value("tasks", 0) << " | " << c.value("samples", 0) << " | "
+         << Fixed(c["accuracy"]) << " | " << Fixed(c["reward_mean"]) << " | " << c.value("groups_gate_open", 0) << " | "
+         << c.value("groups_zero_variance", 0) << " | " << c.value("trained_samples", 0) << " | "
+         << (c.contains("loss") ? Fixed(c["loss"], 4) : "no step") << " |\n";
+    md << "\n![Coder steps](coder.svg)\n";
+  }
+  return md.str();
+}
+
+}  // namespace
+
+bool WriteTrainReport(const TrainReportOptions& o, json* summary, std::string* err) {
+  std::string text;
+  if (!util::ReadFile(o.run_dir + "/metrics.jsonl", &text, err))
+    return *err = o.run_dir + " has no metrics.jsonl (not a kz train run directory, or no unit has finished): " + *err, false;
+  json sft;
+  std::vector<json> coder, evals;
+  for (auto& u : LoadUnits(text)) {
+    std::string kind = u.value("kind", "");
+    if (kind == "sft") sft = u;
+    else if (kind == "coder") coder.push_back(u);
+    else if (kind == "eval") evals.push_back(u);
+  }
+  for (size_t i = 1; i < evals.size(); ++i) evals[i]["compare"] = Compare(evals.front(), evals[i], o);
+
+  bench::Series acc{"group accuracy", {}}, reward{"reward mean", {}}, pass{"pass@1", {}}, fast{"fast_1@1", {}};
+  double reward_max = 1;
+  for (size_t i = 0; i < coder.size(); ++i) {
+    acc.points.push_back({double(i + 1), coder[i].value("accuracy", NAN)});
+    reward.points.push_back({double(i + 1), coder[i].value("reward_mean", NAN)});
+    reward_max = std::max(reward_max, coder[i].value("reward_mean", 0.0));
+  }
+  double round_max = 1;
+  for (const auto& e : evals) {
+    double r = e.value("round", 0);
+    round_max = std::max(round_max, r);
+    pass.points.push_back({r, e.value("pass_at_1", NAN)});
+    fast.points.push_back({r, e.value("fast_1_at_1", NAN)});
+  }
+  std::string out = o.out_dir.empty() ? o.run_dir + "/report" : o.out_dir;
+  std::string md = Markdown(o.run_dir, sft, coder, evals, o);
+  *summary = {{"format", "kz.train_report/1"}, {"run", o.run_dir}, {"sft", sft}, {"coder", coder}, {"eval", evals}};
+  std::string coder_svg = bench::LinePlotSvg(
+      Spec("Coder: CA-GRPO steps", "step", "accuracy / reward", double(coder.size()), 0, reward_max), {acc, reward});
+  std::string eval_svg =
+      bench::LinePlotSvg(Spec("Held-out evaluation (round 0: before RL)", "round", "share of tasks", round_max, 0, 1), {pass, fast});
+  return util::MakeDirs(out, err) && util::WriteFileAtomic(out + "/report.md", md, err) &&
+         util::WriteFileAtomic(out + "/report.json", summary->dump(1) + "\n", err) &&
+         util::WriteFileAtomic(out + "/coder.svg", coder_svg, err) && util::WriteFileAtomic(out + "/eval.svg", eval_svg, err);
+}
+
+}  // namespace kz::train
