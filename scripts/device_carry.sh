@@ -21,7 +21,7 @@ done
 # processes on the host never load these copies.
 mkdir -p build/carry-bin/curl-libs
 for b in kz-propose kz-generate kz-train; do
-  for l in $(ldd "build/bin/$b" | awk '$3 ~ /^\// {print $3}' | grep -v -E '/lib(c|m|pthread|dl|rt|gcc_s|stdc\+\+)\.so'); do
+  for l in $(ldd "build/bin/$b" | awk '$3 ~ /^\// {print $3}' | grep -v -E '/lib(c|m|pthread|dl|rt|resolv|gcc_s|stdc\+\+)\.so'); do
     cp -L "$l" build/carry-bin/curl-libs/
   done
   patchelf --force-rpath --set-rpath '$ORIGIN/curl-libs' "build/carry-bin/$b"
