@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The miniature of issue 19 on one GPU (docs/training.md, "The miniature"): SmolLM2-135M-Instruct
+# as the Coder; the template teacher's verified pairs as the SFT data; CA-GRPO rounds on a pool
+# of teacher tasks of other seeds; held-out teacher tasks of a third seed (any task whose source
+# equals an SFT or pool task's is dropped) evaluated before RL (r0.eval) and after every round;
+# `kz train report` last (paired bootstrap intervals, plots). Resumable: run it again with the
+# same RUN and it continues where it stopped.
+#
+# Usage: bench/train/miniature.sh [--cpu]       (from the repository root, after the build)
+# Env: KZ (build/bin/kz), RUN (/tmp/kz-mini), MODEL (.models/SmolLM2-135M-Instruct.Q4_1.gguf),
+#      PAIRS (48 SFT pairs), POOL (32 RL tasks), HELD (32 held-out tasks), ROUNDS (2),
+#      STEPS (steps per round, 2), TPS (tasks per step, 8), SPT (samples per task, 8),
+#      TOKENS (max new tokens, 384), LR (5e-5), EPOCHS (SFT epochs, 2), DEVICE (auto), JOBS (4)
+# Exit: kz train's (0 when every unit finished; 1 when it stopped with its state saved).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+KZ=${KZ:-build/bin/kz} RUN=${RUN:-/tmp/kz-mini} MODEL=${MODEL:-$PWD/.models/SmolLM2-135M-Instruct.Q4_1.gguf}
+PAIRS=${PAIRS:-48} POOL=${POOL:-32} HELD=${HELD:-32} ROUNDS=${ROUNDS:-2} STEPS=${STEPS:-2} TPS=${TPS:-8} SPT=${SPT:-8}
+TOKENS=${TOKENS:-384} LR=${LR:-5e-5} EPOCHS=${EPOCHS:-2} DEVICE=${DEVICE:-auto} JOBS=${JOBS:-4}
+CPU=() VCPU=false
+[[ ${1:-} == --cpu ]] && CPU=(--cpu) VCPU=true
+[[ -f $MODEL ]] || { echo "miniature: no model at $MODEL (scripts/setup.sh extracts it)"; exit 2; }
+mkdir -p "$RUN" || exit 2
+MODEL=$(realpath "$MODEL")
+t0=$(date +%s)
+stamp() { echo "miniature: $(( $(date +%s) - t0 )) s: $*"; }
+
+# 1. The SFT data (verified; resumable) and the task sets.
+stamp "teacher: $PAIRS pairs, verified"
+"$KZ" -q train teacher --out "$RUN/sft" --pairs "$PAIRS" --seed 11 --verify "${CPU[@]}" -j "$JOBS" | tail -1
+[[ -s $RUN/sft/sft.jsonl ]] || { echo "miniature: no verified pair: nothing to fine-tune on"; exit 2; }
+"$KZ" -q train teacher --out "$RUN/pool" --pairs "$POOL" --seed 22 >/dev/null || exit 2
+"$KZ" -q train teacher --out "$RUN/held" --pairs "$HELD" --seed 33 >/dev/null || exit 2
+# Held-out means unseen: drop held-out tasks whose source equals a training task's.
+python3 - "$RUN" <<'PY' || exit 2
+import glob, hashlib, os, sys
+run = sys.argv[1]
+h = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()
+seen = {h(p) for d in ("sft", "pool") for p in glob.glob(f"{run}/{d}/tasks/*.py")}
+dropped = [p for p in sorted(glob.glob(f"{run}/held/tasks/*.py")) if h(p) in seen]
+for p in dropped:
+    os.remove(p)
+print(f"miniature: held-out tasks: {len(glob.glob(run + '/held/tasks/*.py'))} ({len(dropped)} dropped as seen in training)")
+PY
+
+# 2. The run.
+cat >"$RUN/run.toml" <<TOML
+# Written by bench/train/miniature.sh
+[run]
+seed = 7
+rounds = $ROUNDS
+[model]
+path = "$MODEL"
+device = "$DEVICE"
+lr = $LR
+[sft]
+data = "sft/sft.jsonl"
+epochs = $EPOCHS
+batch = 8
+[coder]
+tasks = "pool/tasks"
+tasks_per_step = $TPS
+samples_per_task = $SPT
+steps_per_round = $STEPS
+max_new_tokens = $TOKENS
+temperature = 1.0
+[verify]
+cpu = $VCPU
+timeout = 120
+jobs = $JOBS
+[eval]
+tasks = "held/tasks"
+max_new_tokens = $TOKENS
+TOML
+stamp "kz train (rounds $ROUNDS x $STEPS steps of $TPS tasks x $SPT samples)"
+"$KZ" train --config "$RUN/run.toml" --out "$RUN/run"
+rc=$?
+stamp "kz train exited $rc"
+"$KZ" -q train report "$RUN/run" --out "$RUN/report" | sed -n '/^## Held-out/,$p'
+exit $rc
