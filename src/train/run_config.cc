@@ -18,9 +18,9 @@ const std::map<std::string, std::set<std::string>>& Schema() {
   static const std::map<std::string, std::set<std::string>> schema = {
       {"run", {"seed", "rounds"}},
       {"model", {"path", "device", "dtype", "lr", "lora_r"}},
-      {"sft", {"data", "epochs", "batch"}},
+      {"sft", {"data", "epochs", "batch", "lr"}},
       {"coder", {"tasks", "tasks_per_step", "samples_per_task", "steps_per_round", "max_new_tokens", "temperature",
-                 "clip_eps", "kl_coef", "backend"}},
+                 "clip_eps", "kl_coef", "backend", "lr"}},
       {"rewards", {"alpha", "beta", "speedup_cap", "baseline"}},
       {"verify", {"cpu", "timeout", "jobs"}},
       {"eval", {"tasks", "max_new_tokens"}},
@@ -112,13 +112,13 @@ bool ReadAll(Reader& r, RunConfig* c) {
             r.String("model", "dtype", &c->dtype, {"float32", "bfloat16", "float16"}) &&
             r.Double("model", "lr", &c->lr, 0, 1) && r.Int("model", "lora_r", &c->lora_r, 0, 1024) &&
             r.String("sft", "data", &c->sft_data) && r.Int("sft", "epochs", &c->sft_epochs, 1, 100) &&
-            r.Int("sft", "batch", &c->sft_batch, 1, 4096) && r.String("coder", "tasks", &c->coder_tasks) &&
+            r.Int("sft", "batch", &c->sft_batch, 1, 4096) && r.Double("sft", "lr", &c->sft_lr, 0, 1) && r.String("coder", "tasks", &c->coder_tasks) &&
             r.Int("coder", "tasks_per_step", &c->tasks_per_step, 1, 4096) &&
             r.Int("coder", "samples_per_task", &c->samples_per_task, 1, 256) &&
             r.Int("coder", "steps_per_round", &c->steps_per_round, 0, 100000) &&
             r.Int("coder", "max_new_tokens", &c->max_new_tokens, 1, 65536) &&
             r.Double("coder", "temperature", &c->temperature, 0, 10) && r.Double("coder", "clip_eps", &c->clip_eps, 0, 1) &&
-            r.Double("coder", "kl_coef", &c->kl_coef, 0, 100) &&
+            r.Double("coder", "kl_coef", &c->kl_coef, 0, 100) && r.Double("coder", "lr", &c->coder_lr, 0, 1) &&
             r.String("coder", "backend", &c->backend, {"triton", "cuda"}) &&
             r.Double("rewards", "alpha", &c->rewards.alpha, 0, 1e9) && r.Double("rewards", "beta", &c->rewards.beta, 0, 1e9) &&
             r.Double("rewards", "speedup_cap", &c->rewards.speedup_cap, 1, 1e9) &&

@@ -18,16 +18,18 @@ struct RunConfig {
   std::string model;               // a local path: HF directory or .gguf (required)
   std::string device = "auto";     // auto | cpu | cuda | cuda:N
   std::string dtype = "float32";
-  double lr = 1e-5;
+  double lr = 1e-5;                // the optimiser's; [sft] lr and [coder] lr override it per phase
   int lora_r = 0;                  // 0: full fine-tuning
   // [sft] (the cold start; skipped when data is empty)
   std::string sft_data;            // kz train teacher's sft.jsonl
   int sft_epochs = 1, sft_batch = 8;
+  double sft_lr = 0;               // 0: [model] lr
   // [coder] (CA-GRPO steps)
   std::string coder_tasks;         // directory of task files (KernelBench format)
   int tasks_per_step = 4, samples_per_task = 4, steps_per_round = 1;
   int max_new_tokens = 512;
   double temperature = 1.0, clip_eps = 0.2, kl_coef = 0;
+  double coder_lr = 0;             // 0: [model] lr (RL usually wants a smaller one than SFT)
   std::string backend = "triton";  // the Coder's kernel language (its prompt template)
   // [rewards]
   rewards::CaGrpoOptions rewards;

@@ -64,6 +64,7 @@ bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, 
       SftRequest req;
       req.samples.assign(data.begin() + long(at), data.begin() + long(std::min(data.size(), at + size_t(c.sft_batch))));
       req.chat = true;
+      req.lr = c.sft_lr > 0 ? c.sft_lr : c.lr;  // always set: the backend keeps the last lr it was given
       SftResult r;
       if (!ctx.backend->Sft(req, &r, terr)) return *err = "sft: " + terr->message, false;
       losses.push_back(r.loss);
@@ -90,6 +91,7 @@ bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, 
   TrainStepRequest req;
   req.clip_eps = c.clip_eps;
   req.kl_coef = c.kl_coef;
+  req.lr = c.coder_lr > 0 ? c.coder_lr : c.lr;
   req.temperature = c.temperature > 0 ? c.temperature : 1.0;
   int correct = 0, no_code = 0, zero_var = 0, gate_open = 0;
   std::vector<double> rewards;

@@ -38,6 +38,12 @@ TEST(RunConfigTest, DefaultsAndValuesAreRead) {
   EXPECT_EQ(c.rewards.baseline, rewards::Baseline::kLeaveOneOut);
   EXPECT_EQ(c.tasks_per_step, 4) << "a default";
   EXPECT_EQ(c.backend, "triton");
+  EXPECT_EQ(c.sft_lr, 0) << "unset: [model] lr";
+  c = Parse("[model]\npath = \"m\"\nlr = 1e-4\n[sft]\nlr = 2e-4\n[coder]\ntasks = \"t\"\nlr = 1e-6\n", &err);
+  ASSERT_EQ(err, "");
+  EXPECT_DOUBLE_EQ(c.lr, 1e-4);
+  EXPECT_DOUBLE_EQ(c.sft_lr, 2e-4);
+  EXPECT_DOUBLE_EQ(c.coder_lr, 1e-6);
 }
 
 TEST(RunConfigTest, EveryFaultIsNamed) {
@@ -52,6 +58,7 @@ TEST(RunConfigTest, EveryFaultIsNamed) {
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[rewards]\nspeedup_cap = 0.5\n", "speedup_cap = 0.5 is out of range"},
       {"[model]\npath = \"m\"\ndevice = \"tpu\"\n[coder]\ntasks = \"t\"\n", "device = \"tpu\""},
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\ncpu = 1\n", "[verify] cpu must be true or false"},
+      {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\nlr = 2.0\n", "[coder] lr = 2"},
       {"[model\n", "not valid TOML"},
       {"model = 3\n", "[model] must be a table"},
   };
