@@ -40,7 +40,7 @@ start_redis
 for i in 1 2 3; do start_worker $i; done
 T=examples/tasks C=examples/candidates K=tests/corpus
 START_NS=$(date +%s%N)
-"$TOOL" collect --queue "$URL" --expect $TOTAL --out "$TMP/out.jsonl" --timeout 240 >"$TMP/collect.out" 2>"$TMP/collect.log" &
+"$TOOL" collect --queue "$URL" --expect $TOTAL --out "$TMP/out.jsonl" --timeout 480 >"$TMP/collect.out" 2>"$TMP/collect.log" &
 COLLECTOR=$!
 "$TOOL" enqueue --queue "$URL" --id-prefix real --count $REAL \
   $T/relu.py $C/relu_triton_ok.py $T/relu.py $C/relu_triton_wrong.py >"$TMP/enqueue.out" 2>&1
