@@ -1,0 +1,26 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set cdist, conv1d, pixel_shuffle."""
+
+    def __init__(self):
+        super().__init__()
+        self.m1 = torch.nn.Conv1d(8, 8, 3, padding=1)
+        self.m2 = torch.nn.PixelShuffle(2)
+
+    def forward(self, x, y, t):
+        a0 = torch.cdist(x.flatten(0, 1), y.flatten(0, 1))
+        a1 = self.m1(x.flatten(2))
+        a2 = self.m2(x)
+        return torch.cat([a0.reshape(-1), a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set exp2, mish, trace."""
+
+    def __init__(self):
+        super().__init__()
+        self.m1 = torch.nn.Mish()
+
+    def forward(self, x, y, t):
+        a0 = torch.exp2(x)
+        a1 = self.m1(a0)
+        a2 = torch.trace(a1[0, 0])
+        return a2
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

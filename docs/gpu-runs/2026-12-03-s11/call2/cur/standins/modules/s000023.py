@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set silu, var, vstack."""
+
+    def __init__(self):
+        super().__init__()
+        self.m0 = torch.nn.SiLU()
+
+    def forward(self, x, y, t):
+        a0 = self.m0(x)
+        a1 = torch.var(a0, dim=-1)
+        a2 = torch.vstack([x, y])
+        return torch.cat([a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set roll, adaptive_max_pool3d, nanmean."""
+
+    def __init__(self):
+        super().__init__()
+        self.m1 = torch.nn.AdaptiveMaxPool3d(4)
+
+    def forward(self, x, y, t):
+        a0 = torch.roll(x, 3, dims=3)
+        a1 = self.m1(a0.unsqueeze(1))
+        a2 = torch.nanmean(x, dim=-1)
+        return torch.cat([a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

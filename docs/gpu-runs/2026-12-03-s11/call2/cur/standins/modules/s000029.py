@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set softmin, sub, t."""
+
+    def __init__(self):
+        super().__init__()
+        self.m0 = torch.nn.Softmin(dim=1)
+
+    def forward(self, x, y, t):
+        a0 = self.m0(x)
+        a1 = torch.sub(a0, y)
+        a2 = torch.t(a1[0, 0])
+        return a2
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set hardsigmoid, max_pool3d_with_indices, pairwise_distance."""
+
+    def __init__(self):
+        super().__init__()
+        self.m0 = torch.nn.Hardsigmoid()
+
+    def forward(self, x, y, t):
+        a0 = self.m0(x)
+        a1 = F.max_pool3d_with_indices(a0.unsqueeze(1), 2)[0]
+        a2 = F.pairwise_distance(x, y)
+        return torch.cat([a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

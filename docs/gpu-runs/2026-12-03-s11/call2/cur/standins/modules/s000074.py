@@ -1,0 +1,26 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set bilinear, instance_norm1d, std."""
+
+    def __init__(self):
+        super().__init__()
+        self.m0 = torch.nn.Bilinear(16, 16, 8)
+        self.m1 = torch.nn.InstanceNorm1d(8)
+
+    def forward(self, x, y, t):
+        a0 = self.m0(x, y)
+        a1 = self.m1(x.flatten(2))
+        a2 = torch.std(x, dim=-1)
+        return torch.cat([a0.reshape(-1), a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

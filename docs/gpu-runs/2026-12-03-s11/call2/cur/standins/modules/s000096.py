@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set frac, minimum, remainder."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y, t):
+        a0 = torch.frac(x)
+        a1 = torch.minimum(a0, y)
+        a2 = torch.remainder(a1, 0.75)
+        return a2
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

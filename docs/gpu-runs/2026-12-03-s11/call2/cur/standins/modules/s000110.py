@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set log10, matmul, adaptive_max_pool2d."""
+
+    def __init__(self):
+        super().__init__()
+        self.m2 = torch.nn.AdaptiveMaxPool2d(4)
+
+    def forward(self, x, y, t):
+        a0 = torch.log10(x.abs() + 0.5)
+        a1 = torch.matmul(a0, y)
+        a2 = self.m2(a1)
+        return a2
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

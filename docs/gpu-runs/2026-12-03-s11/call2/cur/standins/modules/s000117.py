@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set cumprod, lgamma, mish."""
+
+    def __init__(self):
+        super().__init__()
+        self.m2 = torch.nn.Mish()
+
+    def forward(self, x, y, t):
+        a0 = torch.cumprod(1 + 0.1 * x, dim=-1)
+        a1 = torch.lgamma(a0.abs() + 0.5)
+        a2 = self.m2(a1)
+        return a2
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,26 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set adaptive_avg_pool2d, constant_pad1d, max_pool1d_with_indices."""
+
+    def __init__(self):
+        super().__init__()
+        self.m0 = torch.nn.AdaptiveAvgPool2d(4)
+        self.m1 = torch.nn.ConstantPad1d(2, 0.5)
+
+    def forward(self, x, y, t):
+        a0 = self.m0(x)
+        a1 = self.m1(x.flatten(2))
+        a2 = F.max_pool1d_with_indices(x.flatten(2), 4)[0]
+        return torch.cat([a0.reshape(-1), a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

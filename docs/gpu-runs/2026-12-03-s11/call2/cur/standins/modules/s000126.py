@@ -1,0 +1,26 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set relu, constant_pad3d, squeeze."""
+
+    def __init__(self):
+        super().__init__()
+        self.m0 = torch.nn.ReLU()
+        self.m1 = torch.nn.ConstantPad3d(1, 0.5)
+
+    def forward(self, x, y, t):
+        a0 = self.m0(x)
+        a1 = self.m1(a0.unsqueeze(1))
+        a2 = torch.squeeze(x[:, :1], 1)
+        return torch.cat([a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

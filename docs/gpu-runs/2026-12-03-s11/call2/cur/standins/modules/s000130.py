@@ -1,0 +1,26 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set hardshrink, circular_pad1d, triplet_margin_loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.m0 = torch.nn.Hardshrink()
+        self.m1 = torch.nn.CircularPad1d(2)
+
+    def forward(self, x, y, t):
+        a0 = self.m0(x)
+        a1 = self.m1(a0.flatten(2))
+        a2 = F.triplet_margin_loss(x.flatten(1), y.flatten(1), (x - y).flatten(1), reduction='none')
+        return torch.cat([a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

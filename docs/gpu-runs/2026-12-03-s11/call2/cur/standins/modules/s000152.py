@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set index_add, linear, view_as."""
+
+    def __init__(self):
+        super().__init__()
+        self.m1 = torch.nn.Linear(16, 16)
+
+    def forward(self, x, y, t):
+        a0 = torch.index_add(x, 1, t[0, :, 0, 0], y)
+        a1 = self.m1(a0)
+        a2 = a1.view_as(y)
+        return a2
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

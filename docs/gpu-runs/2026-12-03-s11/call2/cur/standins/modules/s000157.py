@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set cumsum, logit, cosine_similarity."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y, t):
+        a0 = torch.cumsum(x, dim=-1)
+        a1 = torch.logit(torch.sigmoid(a0) * 0.98 + 0.01)
+        a2 = F.cosine_similarity(a1, y, dim=1)
+        return a2
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Stand-in module for the API set logit, amin, cartesian_prod."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y, t):
+        a0 = torch.logit(torch.sigmoid(x) * 0.98 + 0.01)
+        a1 = torch.amin(a0, dim=-1)
+        a2 = torch.cartesian_prod(x[0, 0, 0], y[0, 0, 0])
+        return torch.cat([a1.reshape(-1), a2.reshape(-1)])
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16), torch.randn(4, 8, 16, 16), torch.randint(0, 8, (4, 8, 16, 16))]
+
+
+def get_init_inputs():
+    return []
