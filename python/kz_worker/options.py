@@ -29,6 +29,10 @@ class Options:
     integrity: bool = True            # False: no trace, dataflow, extra checks, timed recheck
                                       # or host cross-check (the baseline of bench/integrity)
     self_check: bool = False          # the task's Model is the candidate; no launch trace
+    gate: bool = False                # share the GPU through the supervisor's GPU gate
+                                      # (docs/throughput.md): shared before load, exclusive
+                                      # for timing, released after it
+    footprint_bytes: int = 0          # this sample's GPU footprint, for the gate's budget
 
 
 _OPTIONAL = {"atol", "rtol", "rel_l2", "gpu_mem_fraction"}
@@ -44,7 +48,7 @@ def _check(name: str, value):
         if value not in POLICIES:
             raise ProtocolError(f"options.policy: expected strict or kernelbench, got {value!r}")
         return value
-    if name in ("timing", "integrity", "self_check"):
+    if name in ("timing", "integrity", "self_check", "gate"):
         ok = isinstance(value, bool)
     elif name in _FLOATS:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)

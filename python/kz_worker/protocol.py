@@ -101,6 +101,17 @@ class Channel:
         while view:
             view = view[os.write(self.write_fd, view):]
 
+    def gate(self, want: str, nbytes: int = 0) -> None:
+        """Ask the supervisor's GPU gate (docs/throughput.md) for `want` ("shared",
+        "exclusive") and block until it answers `{"type": "gate", "granted": true}`; "release"
+        gives back the hold and does not wait. Only the supervisor writes to this channel."""
+        self.write({"type": "gate", "want": want, "bytes": int(nbytes)})
+        if want == "release":
+            return
+        reply = self.read()
+        if reply.get("type") != "gate" or reply.get("granted") is not True:
+            raise ProtocolError(f"expected a gate grant, got {str(reply)[:200]}")
+
     def event(self, stage: str, data: dict) -> None:
         """Send an `event` frame for a finished stage."""
         self.write({"type": "event", "stage": stage, "data": data})

@@ -80,8 +80,22 @@ class _Run:
         self.stages[name] = data
         self.channel.event(name, data)
 
+    def gate(self, want: str) -> None:
+        """The GPU gate's safe point (docs/throughput.md), when options.gate is on: the
+        device is synchronised first (no kernel of the stage before outlives its hold); the
+        wait is noted in the profile."""
+        if not self.options.gate:
+            return
+        if self.device.type == "cuda" and torch.cuda.is_initialized():
+            torch.cuda.synchronize(self.device)
+        t0 = time.monotonic()
+        self.channel.gate(want, self.options.footprint_bytes)
+        waits = self.profile.setdefault("gate", {})
+        waits[want + "_wait_s"] = round(time.monotonic() - t0, 6)
+
     def execute(self) -> str:
         """Run every stage; return the reason of a `correct` verdict or raise Failure."""
+        self.gate("shared")  # before CUDA is initialised
         self.setup_device()
         self.enable_trace()
         task, reference, candidate = self.load()
@@ -216,8 +230,10 @@ class _Run:
         elif self.timing is None:
             data = {"status": "skipped", "reason": self.timing_reason}
         else:
+            self.gate("exclusive")
             data = measure(self.timing, task, reference, candidate, self.device, self.options,
                            self.plan)
+        self.gate("release")
         self.stage("timing", data)
         failure = host_failure(data) if self.options.integrity else None
         if failure is not None:
