@@ -27,6 +27,9 @@ class BenchCommandImpl : public BenchCommand {
     c->add_option("--level", o_.levels, "Only these levels (repeatable)");
     c->add_option("--task", o_.task_ids, "Only these task ids, like L1_19 (repeatable)");
     c->add_option("-j,--jobs", o_.verify.jobs, "Builds at once (default: cores / 2)");
+    c->add_option("--gpu-concurrency", o_.verify.gpu_concurrency,
+                  "Samples run at once on the device: correctness shared, timing exclusive (default 1; docs/throughput.md)")
+        ->check(CLI::Range(1, 64));
     c->add_flag("--cpu", o_.verify.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.verify.timeout_s, "Wall-time limit of one sample's run, seconds");
     trials_ = c->add_option("--trials", o_.verify.trials, "Correctness trials per sample")->check(CLI::Range(1, 1000));

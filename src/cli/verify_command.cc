@@ -50,6 +50,9 @@ class VerifyCommandImpl : public VerifyCommand {
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
     AddSandboxOptions(c, &sandbox_, "best-effort");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
+    c->add_option("--gpu-concurrency", o_.gpu_concurrency,
+                  "Samples run at once on the device: correctness shared, timing exclusive (default 1; docs/throughput.md)")
+        ->check(CLI::Range(1, 64));
     c->add_option("--cache-max-gib", cache_max_gib_, "Size bound of the cache directory (extensions, extractions, precompiled headers), GiB (LRU; default 20)")
         ->check(CLI::PositiveNumber);
     c->add_option("--arch", o_.arch_list, "CUDA arch to build for (default: the GPU's, else 9.0)");

@@ -44,6 +44,8 @@ struct VerifyOptions {
   std::string arch_list;               // "" = the GPU's capability, else 9.0
   bool footprint = false;              // measure each task's footprint before its run and
                                        // refuse what cannot fit (kz serve, kz worker, kz bench)
+  int gpu_concurrency = 1;             // samples run at once on the device, through the GPU gate
+                                       // (correctness shared, timing exclusive; docs/throughput.md)
 };
 
 // $KZ_CACHE_DIR, else $XDG_CACHE_HOME/kernelzero, else ~/.cache/kernelzero.

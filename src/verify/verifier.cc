@@ -26,12 +26,14 @@ double Since(std::chrono::steady_clock::time_point t0) {
 Verifier::Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus)
     : worker_(std::move(worker)), options_(std::move(options)), cache_(options_.cache_dir) {
   worker::PrepareBytecode(&worker_, options_.cache_dir);
-  if (options_.cpu_only || gpus.empty()) return;
-  for (const auto& g : gpus)
-    if (!options_.device || g.index == *options_.device) {
-      gpu_ = g;
-      break;
-    }
+  if (!options_.cpu_only)
+    for (const auto& g : gpus)
+      if (!options_.device || g.index == *options_.device) {
+        gpu_ = g;
+        break;
+      }
+  if (options_.gpu_concurrency > 1)  // 10 % of the device's memory kept back for contexts and fragmentation
+    gate_ = std::make_shared<GateHub>(gpu_ ? gpu_->memory_bytes / 10 * 9 : 0, options_.gpu_concurrency);
 }
 
 void Verifier::Prepare(const Sample& sample, Work& w) const {
@@ -256,6 +258,7 @@ Verifier::Prestarted Verifier::Prestart(const worker::WorkerConfig& worker, cons
   util::ProcessSpec spec = worker::MakeWorkerSpec(worker, call);
   spec.channel_input.clear();
   spec.hold = true;
+  spec.stream_channel = options.gpu_concurrency > 1;  // its gate frames are answered while it runs
   p.set = std::make_unique<util::ProcessSet>();
   p.id = p.set->Start(std::move(spec));
   return p;
@@ -295,6 +298,12 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
                   {"prebuilt", w.prebuilt},
                   {"options", RunOptions(gpu.has_value())}};
   if (w.sample->self_check) call.request["options"]["self_check"] = true;
+  if (gate_) {
+    call.request["options"]["gate"] = true;
+    const json& fp = w.verdict["footprint"];
+    if (fp.is_object() && fp.contains("need_bytes") && fp["need_bytes"].is_number_unsigned())
+      call.request["options"]["footprint_bytes"] = fp["need_bytes"];
+  }
   call.wall_limit_s = options_.timeout_s;
   call.max_rss_bytes = options_.max_host_mem_mib << 20;
   call.sandboxed = true;
@@ -309,19 +318,26 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
     into.jail = pre->jail;  // inputs staged into the running child's jail
     used_pre = pre->set->Release(pre->id, worker::MakeWorkerSpec(worker_, into).channel_input, call.wall_limit_s);
   }
+  util::ProcessSet::Id id = 0;
   if (used_pre) {
     own = std::move(*pre);
+    id = own.id;
   } else {
     std::string err;
     if (!worker_.sandbox.active()) own.scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
     call.env = RunEnv(gpu, own.scratch);
     own.set = std::make_unique<util::ProcessSet>();
-    own.set->Start(worker::MakeWorkerSpec(worker_, call));
+    util::ProcessSpec spec = worker::MakeWorkerSpec(worker_, call);
+    spec.stream_channel = gate_ != nullptr;
+    id = own.set->Start(std::move(spec));
   }
   if (pre) *pre = Prestarted();  // consumed (or stale: dropped)
-  WaitAll(*own.set, [&](util::ProcessSet::Id, util::ProcessResult proc) {
-    ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));
-  });
+  if (gate_)
+    ApplyRunReply(w.verdict, worker::ParseWorkerReply(WaitGated(*own.set, id, call.token, *gate_, cancelled_), call.token));
+  else
+    WaitAll(*own.set, [&](util::ProcessSet::Id, util::ProcessResult proc) {
+      ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));
+    });
   if (used_pre && w.verdict["child"].is_object()) w.verdict["child"]["prestarted"] = true;
 }
 
@@ -350,34 +366,5 @@ json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override, Prestarte
   return std::move(w.verdict);
 }
 
-std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples,
-                                      const VerdictCallback& on_verdict) {
-  // Each sample's run child is started ahead (torch imported, as a kz serve slot does):
-  // the first while the samples are staged, each next one while the previous one runs.
-  Prestarted next;
-  bool may_run = gpu_ || std::any_of(samples.begin(), samples.end(), [](const Sample& s) {
-    return s.self_check || s.backend != "cuda";  // without a GPU a CUDA sample never runs
-  });
-  if (may_run && !samples.empty() && !Cancelled()) next = Prestart(worker_, options_, gpu_);
-  std::vector<Work> work = Stage(samples);
-  std::vector<json> out;
-  auto next_run = [&](size_t from) {  // the next sample that will need a run child
-    for (size_t k = from; k < work.size(); ++k)
-      if (!work[k].done && (gpu_ || work[k].backend != "cuda")) return k;
-    return work.size();
-  };
-  size_t upcoming = next_run(0);
-  for (size_t i = 0; i < work.size(); ++i) {
-    Prestarted mine;
-    if (i == upcoming) {
-      mine = std::move(next);
-      upcoming = next_run(i + 1);
-      if (upcoming < work.size()) next = Prestart(worker_, options_, gpu_);
-    }
-    out.push_back(Finish(work[i], std::nullopt, mine.set ? &mine : nullptr));
-    if (on_verdict) on_verdict(i, out.back());
-  }
-  return out;
-}
 
 }  // namespace kz::verify

@@ -1,6 +1,7 @@
 // The pipeline: every CUDA candidate's load_inline calls are extracted and compiled on CPU
 // workers first (all samples at once, through the cache), then each sample runs in its
-// own fresh child pinned to one GPU (or on the CPU), one at a time.
+// own fresh child pinned to one GPU (or on the CPU): one at a time, or with
+// options.gpu_concurrency > 1 that many at once through a GPU gate (docs/throughput.md).
 #pragma once
 #include <chrono>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "util/subprocess.h"
 #include "verify/device.h"
 #include "verify/footprint.h"
+#include "verify/gate_hub.h"
 #include "verify/sample.h"
 #include "worker/worker_client.h"
 
@@ -116,6 +118,9 @@ class Verifier {
   std::optional<Gpu> gpu_;
   compile::ExtensionCache cache_;
   std::function<bool()> cancelled_;
+  std::shared_ptr<GateHub> gate_;  // gpu_concurrency > 1: the device's gate, else null
+  // VerifyAll with gate_: gpu_concurrency threads, each with its own run child started ahead.
+  std::vector<nlohmann::json> VerifyConcurrently(std::vector<Work>& work, const VerdictCallback& on_verdict);
   FootprintCache* footprints_ = &ProcessFootprints();  // one per process: kz serve makes a
                                                       // Verifier per job
 };

@@ -21,9 +21,12 @@ PY
   then PASSES=$((PASSES + 1)); echo "ok   $1"; else FAILS=$((FAILS + 1)); echo "FAIL $1"; fi
 }
 mapped_error "nvcc's error is mapped to line 16 of the candidate"
-# The same CUDA samples again: every library now comes from the cache.
-expect_exit 0 "second run is all cache hits" -- \
-  "$KZ" verify --json --cpu --manifest examples/manifest.jsonl --cache-dir "$CACHE_DIR" --timeout 120
+# The same samples again, two at a time through the GPU gate (docs/throughput.md; on the CPU
+# every stage is shared): every verdict still as expected, and every library from the cache.
+expect_exit 0 "second run, two at once, is all cache hits" -- \
+  "$KZ" verify --json --cpu --manifest examples/manifest.jsonl --cache-dir "$CACHE_DIR" --timeout 120 --gpu-concurrency 2
+err_contains "two children held the gate at once" "2 children at a time, up to 2 at once"
+json_check "the run's gate waits are in its profile" '(v.get("profile") or {}).get("gate", {}).get("shared_wait_s", -1) >= 0 or v["status"] in ("not_run", "compile_error", "invalid_task")'
 mapped_error "a cached compile error is mapped the same way"
 if grep -q '"cache":"miss"' "$OUT_FILE"; then FAILS=$((FAILS + 1)); echo "FAIL a rebuild happened"; else PASSES=$((PASSES + 1)); echo "ok   no rebuild"; fi
 finish

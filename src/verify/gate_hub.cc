@@ -1,0 +1,79 @@
+#include "verify/gate_hub.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "util/frame.h"
+
+namespace kz::verify {
+
+GpuGate::Holder GateHub::NewHolder() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_++;
+}
+
+void GateHub::Note(const std::vector<GpuGate::Holder>& granted) {
+  granted_.insert(granted.begin(), granted.end());
+  max_shared_seen_ = std::max(max_shared_seen_, gate_.shared_holders());
+}
+
+bool GateHub::Handle(GpuGate::Holder h, const std::string& want, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (want == "shared") Note(gate_.Request(h, GpuGate::Mode::kShared, bytes));
+  else if (want == "exclusive") Note(gate_.Request(h, GpuGate::Mode::kExclusive, bytes));
+  else if (want == "release") Note(gate_.Release(h));
+  else return false;
+  return true;
+}
+
+void GateHub::Drop(GpuGate::Holder h) {
+  std::lock_guard<std::mutex> lock(mu_);
+  granted_.erase(h);
+  Note(gate_.Drop(h));
+}
+
+bool GateHub::TakeGrant(GpuGate::Holder h) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return granted_.erase(h) > 0;
+}
+
+int GateHub::max_shared_seen() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return max_shared_seen_;
+}
+
+util::ProcessResult WaitGated(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub& hub,
+                              const std::function<bool()>& cancelled) {
+  constexpr int kPollMs = 5;  // how soon a grant made by another thread reaches this child
+  const GpuGate::Holder holder = hub.NewHolder();
+  const std::string grant = util::EncodeFrame(nlohmann::json{{"type", "gate"}, {"granted", true}}.dump());
+  std::string received;
+  util::FrameDecoder decoder;
+  auto take = [&](const std::string& bytes) {
+    received += bytes;
+    decoder.Feed(bytes.data(), bytes.size());
+    for (std::string payload; decoder.Pop(&payload);) {
+      auto j = nlohmann::json::parse(payload, nullptr, false);
+      if (j.is_discarded() || !j.is_object() || j.value("type", "") != "gate" || !j.contains("token") ||
+          !j["token"].is_string() || j["token"].get<std::string>() != token)
+        continue;  // events and results are parsed at the end; a forged gate frame is ignored
+      uint64_t bytes_wanted = j.contains("bytes") && j["bytes"].is_number_unsigned() ? j["bytes"].get<uint64_t>() : 0;
+      hub.Handle(holder, j.value("want", ""), bytes_wanted);
+    }
+  };
+  for (;;) {
+    auto done = set.WaitAny(kPollMs);
+    take(set.TakeChannel(id));
+    for (auto& [finished, result] : done) {
+      if (finished != id) continue;
+      hub.Drop(holder);
+      result.channel_data = received + result.channel_data;
+      return std::move(result);
+    }
+    if (hub.TakeGrant(holder)) set.Send(id, grant);
+    if (cancelled && cancelled()) set.KillAll();
+  }
+}
+
+}  // namespace kz::verify
