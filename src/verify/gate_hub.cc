@@ -1,5 +1,7 @@
 #include "verify/gate_hub.h"
 
+#include <signal.h>
+
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -13,9 +15,33 @@ GpuGate::Holder GateHub::NewHolder() {
   return next_++;
 }
 
+void GateHub::Register(GpuGate::Holder h, int group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (group > 0) groups_[h] = group;
+}
+
 void GateHub::Note(const std::vector<GpuGate::Holder>& granted) {
   granted_.insert(granted.begin(), granted.end());
+  ran_.insert(granted.begin(), granted.end());
   max_shared_seen_ = std::max(max_shared_seen_, gate_.shared_holders());
+  Enforce();
+}
+
+// A group is signalled only while its holder is registered; the owning thread drops it right
+// after reaping its child, so a signal can reach a reused pid only in that narrow window.
+void GateHub::Enforce() {
+  const bool exclusive = gate_.exclusive_held();
+  for (auto it = stopped_.begin(); it != stopped_.end();) {  // continue who may run now
+    if (exclusive && !gate_.Holds(*it)) {
+      ++it;
+      continue;
+    }
+    if (auto g = groups_.find(*it); g != groups_.end()) ::kill(-g->second, SIGCONT);
+    it = stopped_.erase(it);
+  }
+  if (exclusive)
+    for (const auto& [h, group] : groups_)
+      if (!gate_.Holds(h) && ran_.count(h) && !stopped_.count(h) && ::kill(-group, SIGSTOP) == 0) stopped_.insert(h);
 }
 
 bool GateHub::Handle(GpuGate::Holder h, const std::string& want, uint64_t bytes) {
@@ -30,12 +56,20 @@ bool GateHub::Handle(GpuGate::Holder h, const std::string& want, uint64_t bytes)
 void GateHub::Drop(GpuGate::Holder h) {
   std::lock_guard<std::mutex> lock(mu_);
   granted_.erase(h);
+  groups_.erase(h);
+  ran_.erase(h);
+  stopped_.erase(h);
   Note(gate_.Drop(h));
 }
 
 bool GateHub::TakeGrant(GpuGate::Holder h) {
   std::lock_guard<std::mutex> lock(mu_);
   return granted_.erase(h) > 0;
+}
+
+bool GateHub::Stopped(GpuGate::Holder h) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_.count(h) > 0;
 }
 
 int GateHub::max_shared_seen() const {
@@ -47,6 +81,7 @@ util::ProcessResult WaitGated(util::ProcessSet& set, util::ProcessSet::Id id, co
                               const std::function<bool()>& cancelled) {
   constexpr int kPollMs = 5;  // how soon a grant made by another thread reaches this child
   const GpuGate::Holder holder = hub.NewHolder();
+  hub.Register(holder, set.GroupId(id));
   const std::string grant = util::EncodeFrame(nlohmann::json{{"type", "gate"}, {"granted", true}}.dump());
   std::string received;
   util::FrameDecoder decoder;

@@ -1,9 +1,16 @@
 // The GPU gate shared by the threads of one Verifier that run children on the same GPU at
 // once (docs/throughput.md): a mutex around GpuGate, and grants kept per holder until the
 // thread that owns that holder's child takes them and tells its child.
+//
+// Enforcement: while one holder has the exclusive hold (its timing), the process groups of
+// the other registered holders that have been granted before (their candidate code is loaded,
+// so a thread of it could launch kernels) are stopped with SIGSTOP, and continued with SIGCONT
+// once the exclusive hold ends. They are then at a safe point (waiting for a grant, or done
+// with the GPU), so nothing of the worker's own is interrupted.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -18,17 +25,24 @@ class GateHub {
   GateHub(uint64_t budget_bytes, int max_shared) : gate_(budget_bytes, max_shared) {}
 
   GpuGate::Holder NewHolder();
+  // The process group of h's child (for the enforcement); <= 0: none.
+  void Register(GpuGate::Holder h, int group);
   // A gate frame's `want` from h: "shared", "exclusive" or "release"; false for anything else.
   bool Handle(GpuGate::Holder h, const std::string& want, uint64_t bytes);
   // h's child ended: whatever it held or asked for is released.
   void Drop(GpuGate::Holder h);
   // True once per grant made to h (by any thread's call).
   bool TakeGrant(GpuGate::Holder h);
-  int max_shared_seen() const;  // the most shared holders at once so far (for tests and metrics)
+  int max_shared_seen() const;
+  bool Stopped(GpuGate::Holder h) const;  // h's group is stopped for another's timing  // the most shared holders at once so far (for tests and metrics)
 
  private:
   void Note(const std::vector<GpuGate::Holder>& granted);
+  void Enforce();  // stop or continue the others' groups as the exclusive hold begins or ends
   mutable std::mutex mu_;
+  std::map<GpuGate::Holder, int> groups_;       // registered holders' process groups
+  std::set<GpuGate::Holder> ran_;               // granted at least once
+  std::set<GpuGate::Holder> stopped_;           // SIGSTOPped for the current exclusive hold
   GpuGate gate_;
   std::set<GpuGate::Holder> granted_;
   GpuGate::Holder next_ = 1;
