@@ -28,3 +28,16 @@ for b in kz-propose kz-generate kz-train; do
 done
 git archive HEAD python scripts bench tests examples data | tar -x -C build/clean
 du -sh build/carry-bin build/carry-libs build/clean build/lib | tr '\n' ' '; echo
+# --model: the training miniature's extras (docs/gpu-results.md, "How to run"): the SmolLM2
+# GGUF in two halves of at most 47 MiB (a call carries 64 MiB with the tracked tree: carry one
+# half per call, join them on the device with cat, check build/model/sha256) and the gguf
+# package the GPU host's Python lacks (carry build/pydeps, set PYTHONPATH=$PWD/build/pydeps).
+if [[ ${1:-} == --model ]]; then
+  rm -rf build/model build/pydeps && mkdir -p build/model build/pydeps
+  split -b 47M -d -a 1 .models/SmolLM2-135M-Instruct.Q4_1.gguf build/model/smollm2.gguf.part
+  (cd .models && sha256sum SmolLM2-135M-Instruct.Q4_1.gguf) >build/model/sha256
+  site=$(.venv/bin/python -c 'import gguf, os; print(os.path.dirname(os.path.dirname(gguf.__file__)))')
+  cp -r "$site"/gguf "$site"/gguf-*.dist-info build/pydeps/
+  find build/pydeps -name __pycache__ -prune -exec rm -rf {} +
+  ls -la build/model; du -sh build/pydeps
+fi
