@@ -8,15 +8,19 @@
 #
 # Usage: bench/train/miniature.sh [--cpu]       (from the repository root, after the build)
 # Env: KZ (build/bin/kz), RUN (/tmp/kz-mini), MODEL (.models/SmolLM2-135M-Instruct.Q4_1.gguf),
-#      PAIRS (48 SFT pairs), POOL (32 RL tasks), HELD (32 held-out tasks), ROUNDS (2),
-#      STEPS (steps per round, 2), TPS (tasks per step, 8), SPT (samples per task, 8),
-#      TOKENS (max new tokens, 384), LR (5e-5), EPOCHS (SFT epochs, 2), DEVICE (auto), JOBS (4)
+#      PAIRS (32 SFT pairs), POOL (32 RL tasks), HELD (64 held-out tasks), ROUNDS (2),
+#      STEPS (steps per round, 4), TPS (tasks per step, 8), SPT (samples per task, 8),
+#      TOKENS (max new tokens, 384), SFT_LR (2e-4), EPOCHS (SFT epochs, 8), CODER_LR (1e-5),
+#      DEVICE (auto), JOBS (4). Defaults from session 11's first runs: 2 SFT epochs at 5e-5 gave
+#      a model with no correct kernel (no RL signal); 8 at 2e-4 gave held-out pass@1 0.29, and
+#      RL at that same 2e-4 lost step accuracy (0.44 -> 0.22), hence a smaller CODER_LR.
 # Exit: kz train's (0 when every unit finished; 1 when it stopped with its state saved).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 KZ=${KZ:-build/bin/kz} RUN=${RUN:-/tmp/kz-mini} MODEL=${MODEL:-$PWD/.models/SmolLM2-135M-Instruct.Q4_1.gguf}
-PAIRS=${PAIRS:-48} POOL=${POOL:-32} HELD=${HELD:-32} ROUNDS=${ROUNDS:-2} STEPS=${STEPS:-2} TPS=${TPS:-8} SPT=${SPT:-8}
-TOKENS=${TOKENS:-384} LR=${LR:-5e-5} EPOCHS=${EPOCHS:-2} DEVICE=${DEVICE:-auto} JOBS=${JOBS:-4}
+PAIRS=${PAIRS:-32} POOL=${POOL:-32} HELD=${HELD:-64} ROUNDS=${ROUNDS:-2} STEPS=${STEPS:-4} TPS=${TPS:-8} SPT=${SPT:-8}
+TOKENS=${TOKENS:-384} SFT_LR=${SFT_LR:-${LR:-2e-4}} CODER_LR=${CODER_LR:-1e-5} EPOCHS=${EPOCHS:-8} DEVICE=${DEVICE:-auto}
+JOBS=${JOBS:-4}
 CPU=() VCPU=false
 [[ ${1:-} == --cpu ]] && CPU=(--cpu) VCPU=true
 [[ -f $MODEL ]] || { echo "miniature: no model at $MODEL (scripts/setup.sh extracts it)"; exit 2; }
@@ -52,11 +56,12 @@ rounds = $ROUNDS
 [model]
 path = "$MODEL"
 device = "$DEVICE"
-lr = $LR
+lr = $SFT_LR
 [sft]
 data = "sft/sft.jsonl"
 epochs = $EPOCHS
 batch = 8
+lr = $SFT_LR
 [coder]
 tasks = "pool/tasks"
 tasks_per_step = $TPS
@@ -64,6 +69,7 @@ samples_per_task = $SPT
 steps_per_round = $STEPS
 max_new_tokens = $TOKENS
 temperature = 1.0
+lr = $CODER_LR
 [verify]
 cpu = $VCPU
 timeout = 120
