@@ -11,7 +11,8 @@
 #      PAIRS (32 SFT pairs), POOL (32 RL tasks), HELD (64 held-out tasks), ROUNDS (2),
 #      STEPS (steps per round, 4), TPS (tasks per step, 8), SPT (samples per task, 8),
 #      TOKENS (max new tokens, 384), SFT_LR (2e-4), EPOCHS (SFT epochs, 8), CODER_LR (1e-5),
-#      DEVICE (auto), JOBS (4). Defaults from session 11's first runs: 2 SFT epochs at 5e-5 gave
+#      DEVICE (auto), JOBS (4), CONCURRENCY (samples verified at once on the GPU, 1).
+#      Defaults from session 11's first runs: 2 SFT epochs at 5e-5 gave
 #      a model with no correct kernel (no RL signal); 8 at 2e-4 gave held-out pass@1 0.29, and
 #      RL at that same 2e-4 lost step accuracy (0.44 -> 0.22), hence a smaller CODER_LR.
 # Exit: kz train's (0 when every unit finished; 1 when it stopped with its state saved).
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/../.." || exit 2
 KZ=${KZ:-build/bin/kz} RUN=${RUN:-/tmp/kz-mini} MODEL=${MODEL:-$PWD/.models/SmolLM2-135M-Instruct.Q4_1.gguf}
 PAIRS=${PAIRS:-32} POOL=${POOL:-32} HELD=${HELD:-64} ROUNDS=${ROUNDS:-2} STEPS=${STEPS:-4} TPS=${TPS:-8} SPT=${SPT:-8}
 TOKENS=${TOKENS:-384} SFT_LR=${SFT_LR:-${LR:-2e-4}} CODER_LR=${CODER_LR:-1e-5} EPOCHS=${EPOCHS:-8} DEVICE=${DEVICE:-auto}
-JOBS=${JOBS:-4}
+JOBS=${JOBS:-4} CONCURRENCY=${CONCURRENCY:-1}
 CPU=() VCPU=false
 [[ ${1:-} == --cpu ]] && CPU=(--cpu) VCPU=true
 [[ -f $MODEL ]] || { echo "miniature: no model at $MODEL (scripts/setup.sh extracts it)"; exit 2; }
@@ -74,6 +75,7 @@ lr = $CODER_LR
 cpu = $VCPU
 timeout = 120
 jobs = $JOBS
+concurrency = $CONCURRENCY
 [eval]
 tasks = "held/tasks"
 max_new_tokens = $TOKENS

@@ -176,6 +176,7 @@ int TrainCommandImpl::RunLoop() {
   v.cpu_only = o.config.verify_cpu;
   v.timeout_s = o.config.verify_timeout_s;
   v.jobs = o.config.verify_jobs;
+  v.gpu_concurrency = o.config.verify_concurrency;
   auto gpus = v.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
   verify::Verifier verifier(worker::LocateWorker(argv0_), v, gpus);
   o.verify = [&](const std::vector<verify::Sample>& samples, const std::function<void(size_t, const json&)>& cb) {

@@ -22,7 +22,7 @@ const std::map<std::string, std::set<std::string>>& Schema() {
       {"coder", {"tasks", "tasks_per_step", "samples_per_task", "steps_per_round", "max_new_tokens", "temperature",
                  "clip_eps", "kl_coef", "backend", "lr"}},
       {"rewards", {"alpha", "beta", "speedup_cap", "baseline"}},
-      {"verify", {"cpu", "timeout", "jobs"}},
+      {"verify", {"cpu", "timeout", "jobs", "concurrency"}},
       {"eval", {"tasks", "max_new_tokens"}},
   };
   return schema;
@@ -124,6 +124,7 @@ bool ReadAll(Reader& r, RunConfig* c) {
             r.Double("rewards", "speedup_cap", &c->rewards.speedup_cap, 1, 1e9) &&
             r.String("rewards", "baseline", &baseline, {"group", "loo"}) && r.Bool("verify", "cpu", &c->verify_cpu) &&
             r.Double("verify", "timeout", &c->verify_timeout_s, 1, 86400) && r.Int("verify", "jobs", &c->verify_jobs, 1, 256) &&
+            r.Int("verify", "concurrency", &c->verify_concurrency, 1, 64) &&
             r.String("eval", "tasks", &c->eval_tasks) && r.Int("eval", "max_new_tokens", &c->eval_max_new_tokens, 1, 65536);
   if (!ok) return false;
   c->seed = static_cast<uint64_t>(seed);

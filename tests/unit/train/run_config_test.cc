@@ -44,6 +44,10 @@ TEST(RunConfigTest, DefaultsAndValuesAreRead) {
   EXPECT_DOUBLE_EQ(c.lr, 1e-4);
   EXPECT_DOUBLE_EQ(c.sft_lr, 2e-4);
   EXPECT_DOUBLE_EQ(c.coder_lr, 1e-6);
+  EXPECT_EQ(c.verify_concurrency, 1) << "a default";
+  c = Parse("[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\nconcurrency = 4\n", &err);
+  ASSERT_EQ(err, "");
+  EXPECT_EQ(c.verify_concurrency, 4);
 }
 
 TEST(RunConfigTest, EveryFaultIsNamed) {
@@ -59,6 +63,7 @@ TEST(RunConfigTest, EveryFaultIsNamed) {
       {"[model]\npath = \"m\"\ndevice = \"tpu\"\n[coder]\ntasks = \"t\"\n", "device = \"tpu\""},
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\ncpu = 1\n", "[verify] cpu must be true or false"},
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\nlr = 2.0\n", "[coder] lr = 2"},
+      {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\nconcurrency = 0\n", "[verify] concurrency = 0 is out of range"},
       {"[model\n", "not valid TOML"},
       {"model = 3\n", "[model] must be a table"},
   };
