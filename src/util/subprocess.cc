@@ -279,16 +279,6 @@ std::string ProcessSet::TakeChannel(Id id) {
   return {};
 }
 
-bool ProcessSet::SignalGroup(Id id, int sig) {
-  for (auto& c : children_)
-    if (c->id == id) {
-      if (c->pid <= 0 || c->reaped) return false;
-      c->KillGroup(sig);
-      return true;
-    }
-  return false;
-}
-
 int ProcessSet::GroupId(Id id) const {
   for (const auto& c : children_)
     if (c->id == id) return c->pid > 0 && !c->reaped ? c->pid : -1;

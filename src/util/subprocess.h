@@ -108,10 +108,8 @@ class ProcessSet {
   // keeps itself, e.g. per request). False when the child is unknown or already reaped.
   bool Expire(Id id);
 
-  // Sends `sig` to the child's process group (SIGSTOP/SIGCONT around another child's timing,
-  // docs/throughput.md). False when the child is unknown, has no process or was reaped.
-  bool SignalGroup(Id id, int sig);
-  // The child's process id (its group's id), or -1 when unknown or reaped.
+  // The child's process id, which is also its process group's (verify::GateHub signals the
+  // group around another child's timing, docs/throughput.md), or -1 when unknown or reaped.
   int GroupId(Id id) const;
 
   // Children started and not yet returned by WaitAny().
