@@ -100,6 +100,8 @@ class Verifier {
   using OnDone = std::function<void(util::ProcessSet::Id, util::ProcessResult)>;
   void WaitAll(util::ProcessSet& set, const OnDone& on_done) const;
   bool Cancelled() const { return cancelled_ && cancelled_(); }
+  // A staged sample that still needs a run child (without a GPU a CUDA sample never runs).
+  bool NeedsRun(const Work& w) const { return !w.done && (gpu_ || w.backend != "cuda"); }
   void ExtractAll(std::vector<Work>& work) const;
   // The footprint step (verify/footprint.h): one CPU-only child per distinct task not yet
   // in footprints_; every sample gets verdict["footprint"], and a task that cannot fit is

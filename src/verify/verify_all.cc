@@ -23,7 +23,7 @@ std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples, const 
   std::vector<json> out;
   auto next_run = [&](size_t from) {  // the next sample that will need a run child
     for (size_t k = from; k < work.size(); ++k)
-      if (!work[k].done && (gpu_ || work[k].backend != "cuda")) return k;
+      if (NeedsRun(work[k])) return k;
     return work.size();
   };
   size_t upcoming = next_run(0);
@@ -42,8 +42,7 @@ std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples, const 
 
 std::vector<json> Verifier::VerifyConcurrently(std::vector<Work>& work, const VerdictCallback& on_verdict) {
   std::vector<json> out(work.size());
-  auto needs_run = [&](size_t k) { return !work[k].done && (gpu_ || work[k].backend != "cuda"); };
-  size_t runs = size_t(std::count_if(work.begin(), work.end(), [&](const Work& w) { return needs_run(size_t(&w - work.data())); }));
+  size_t runs = size_t(std::count_if(work.begin(), work.end(), [&](const Work& w) { return NeedsRun(w); }));
   int threads = int(std::max<size_t>(1, std::min<size_t>(size_t(options_.gpu_concurrency), runs)));
   std::atomic<size_t> cursor{0};
   std::mutex callback_mu;
@@ -52,7 +51,7 @@ std::vector<json> Verifier::VerifyConcurrently(std::vector<Work>& work, const Ve
     if (runs > 0 && !Cancelled()) next = Prestart(worker_, options_, gpu_);
     for (size_t i; (i = cursor.fetch_add(1)) < work.size();) {
       Prestarted mine;
-      if (needs_run(i)) {
+      if (NeedsRun(work[i])) {
         mine = std::move(next);
         if (cursor.load() < work.size() && !Cancelled()) next = Prestart(worker_, options_, gpu_);
       }

@@ -20,10 +20,6 @@ PY
   then PASSES=$((PASSES + 1)); echo "ok   $1"
   else FAILS=$((FAILS + 1)); echo "FAIL $1: $3"; head -c 2000 "$2"; echo; return 1; fi
 }
-check() {  # check NAME CMD...: CMD succeeds
-  local name=$1; shift
-  if "$@"; then PASSES=$((PASSES + 1)); echo "ok   $name"; else FAILS=$((FAILS + 1)); echo "FAIL $name"; fi
-}
 
 expect_exit 2 "baseline without --out" -- "$KZ" bench baseline --suite $S
 expect_exit 2 "unknown mode" -- "${BL[@]}" --suite $S --out "$W/x" --modes eager,fast

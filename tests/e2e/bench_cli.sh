@@ -20,10 +20,6 @@ PY
   then PASSES=$((PASSES + 1)); echo "ok   $1"
   else FAILS=$((FAILS + 1)); echo "FAIL $1: $3"; head -c 1500 "$2/report.json"; fi
 }
-check() {  # check NAME CMD...: CMD succeeds
-  local name=$1; shift
-  if "$@"; then PASSES=$((PASSES + 1)); echo "ok   $name"; else FAILS=$((FAILS + 1)); echo "FAIL $name"; fi
-}
 
 expect_exit 2 "bench without --suite" -- "$KZ" bench --generations "$W/gens.jsonl" --out "$W/o"
 err_contains "missing options are named" "--suite, --generations (or --generate) and --out are required"

@@ -11,10 +11,6 @@ W=$(mktemp -d)
 SERVER_PID=""
 BENCH_PID=""
 trap '[[ -n "$BENCH_PID" ]] && kill "$BENCH_PID" 2>/dev/null; [[ -n "$SERVER_PID" ]] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$W"' EXIT
-check() {  # check NAME CMD...: CMD succeeds
-  local name=$1; shift
-  if "$@"; then PASSES=$((PASSES + 1)); echo "ok   $name"; else FAILS=$((FAILS + 1)); echo "FAIL $name"; fi
-}
 lines() { if [[ -f "$1" ]]; then wc -l < "$1"; else echo 0; fi; }
 
 python3 tests/e2e/fake_llm_server.py "$W/port" "$W/requests.log" 0 2 "$W/release" & SERVER_PID=$!

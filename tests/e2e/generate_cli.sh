@@ -17,10 +17,6 @@ start_server() {  # start_server LOG [DELAY_S]: sets PORT
   for _ in $(seq 100); do [[ -f "$W/port" ]] && break; sleep 0.1; done
   PORT=$(cat "$W/port")
 }
-check() {  # check NAME CMD...: CMD succeeds
-  local name=$1; shift
-  if "$@"; then PASSES=$((PASSES + 1)); echo "ok   $name"; else FAILS=$((FAILS + 1)); echo "FAIL $name"; fi
-}
 # jsonl_check NAME FILE PYTHON_EXPR: EXPR with rs = the records of FILE.
 jsonl_check() {
   if python3 - "$2" "$3" <<'PY'

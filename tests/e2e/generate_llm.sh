@@ -26,10 +26,6 @@ fi
 W=$(mktemp -d)
 PROXY_PID=""
 trap '[[ -n "$PROXY_PID" ]] && kill "$PROXY_PID" 2>/dev/null; rm -rf "$W"' EXIT
-check() {  # check NAME CMD...: CMD succeeds
-  local name=$1; shift
-  if "$@"; then PASSES=$((PASSES + 1)); echo "ok   $name"; else FAILS=$((FAILS + 1)); echo "FAIL $name"; fi
-}
 jsonl_check() {  # jsonl_check NAME FILE PYTHON_EXPR: EXPR with rs = the records of FILE
   if python3 - "$2" "$3" <<'PY'
 import json, sys

@@ -41,6 +41,22 @@ err_contains() {
   else FAILS=$((FAILS + 1)); echo "FAIL $1: stderr lacks '$2'"; tail -c 1000 "$ERR_FILE"; fi
 }
 
+# check NAME CMD...: CMD succeeds (a suite may define its own `check` after sourcing this).
+check() {
+  local name=$1; shift
+  if "$@"; then PASSES=$((PASSES + 1)); echo "ok   $name"; else FAILS=$((FAILS + 1)); echo "FAIL $name"; fi
+}
+
+# require_llm_url: $URL from $KZ_TEST_LLM_URL (the local llama.cpp server scripts/test.sh
+# starts); without it the suite skips (exit 77), or fails under KZ_REQUIRE_LLM=1.
+require_llm_url() {
+  URL=${KZ_TEST_LLM_URL:-}
+  [[ -n "$URL" ]] && return 0
+  [[ "${KZ_REQUIRE_LLM:-0}" == 1 ]] && { echo "FAIL: KZ_REQUIRE_LLM=1 but KZ_TEST_LLM_URL is not set"; exit 1; }
+  echo "SKIP: no LLM server: KZ_TEST_LLM_URL is not set (scripts/test.sh starts one)"
+  exit 77
+}
+
 finish() {
   echo "$PASSES passed, $FAILS failed"
   [[ $FAILS -eq 0 ]]

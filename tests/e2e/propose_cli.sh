@@ -6,6 +6,7 @@
 # frontier pool (add through validate, stats, list, export, an older schema migrated).
 KZ=$1
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/propose_lib.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 P=("$KZ" -q propose)
@@ -199,18 +200,9 @@ PY
 # The loop in one command, against a scripted Proposer server and a three-API catalog:
 # 3 sets x 3 samples; per set sample 0 a module, 1 the same module again (a duplicate),
 # 2 a reply without code. A rerun asks nothing; two lost records are asked again.
-python3 - "$TMP/cat3.json" <<'PY'
-import json, sys
-apis = [{"id": "relu", "kind": "module", "qualified": "torch.nn.ReLU", "aliases": ["torch.nn.ReLU", "torch.relu", "Tensor.relu"], "category": "activation"},
-        {"id": "sum", "kind": "function", "qualified": "torch.sum", "aliases": ["torch.sum", "Tensor.sum"], "category": "reduction"},
-        {"id": "mul", "kind": "function", "qualified": "torch.mul", "aliases": ["torch.mul", "Tensor.mul"], "category": "elementwise"}]
-json.dump({"format": "kz.api_catalog", "version": 1, "torch": "2.11.0", "apis": apis}, open(sys.argv[1], "w"))
-PY
-python3 tests/e2e/fake_proposer_server.py "$TMP/port" "$TMP/requests.log" &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$TMP"' EXIT
-for _ in $(seq 100); do [[ -s "$TMP/port" ]] && break; sleep 0.1; done
-URL="http://127.0.0.1:$(cat "$TMP/port")/v1"
+write_three_api_catalog "$TMP/cat3.json"
+start_fake_proposer "$TMP"
+URL=$FAKE_URL
 L=("$KZ" -q propose --catalog "$TMP/cat3.json" --endpoint "$URL" --model fake --sets 3 -k 2 -n 3 --seed 0
    --out "$TMP/loop" --no-decontaminate --pool "$TMP/loop_pool.db" --round 1)
 expect_exit 0 "kz propose --endpoint: the loop" -- "${L[@]}"

@@ -9,24 +9,12 @@
 # gives the same rewards without a Coder request.
 KZ=$1
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/propose_lib.sh"
 TMP=$(mktemp -d)
 unset KZ_KERNELBENCH
-check() {  # check NAME CMD...: CMD succeeds
-  local name=$1; shift
-  if "$@"; then PASSES=$((PASSES + 1)); echo "ok   $name"; else FAILS=$((FAILS + 1)); echo "FAIL $name"; fi
-}
-python3 - "$TMP/cat3.json" <<'PY'
-import json, sys
-apis = [{"id": "relu", "kind": "module", "qualified": "torch.nn.ReLU", "aliases": ["torch.nn.ReLU", "torch.relu", "Tensor.relu"], "category": "activation"},
-        {"id": "sum", "kind": "function", "qualified": "torch.sum", "aliases": ["torch.sum", "Tensor.sum"], "category": "reduction"},
-        {"id": "mul", "kind": "function", "qualified": "torch.mul", "aliases": ["torch.mul", "Tensor.mul"], "category": "elementwise"}]
-json.dump({"format": "kz.api_catalog", "version": 1, "torch": "2.11.0", "apis": apis}, open(sys.argv[1], "w"))
-PY
-python3 tests/e2e/fake_proposer_server.py "$TMP/port" "$TMP/requests.log" &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$TMP"' EXIT
-for _ in $(seq 100); do [[ -s "$TMP/port" ]] && break; sleep 0.1; done
-URL="http://127.0.0.1:$(cat "$TMP/port")/v1"
+write_three_api_catalog "$TMP/cat3.json"
+start_fake_proposer "$TMP"
+URL=$FAKE_URL
 coder_requests() { grep -c '^coder ' "$TMP/requests.log"; }
 
 L=("$KZ" -q propose --catalog "$TMP/cat3.json" --endpoint "$URL" --model fake --sets 3 -k 2 -n 3 --seed 0

@@ -9,26 +9,13 @@
 # KZ_REQUIRE_LLM=1.
 KZ=$1
 source "$(dirname "$0")/lib.sh"
-URL=${KZ_TEST_LLM_URL:-}
-if [[ -z "$URL" ]]; then
-  [[ "${KZ_REQUIRE_LLM:-0}" == 1 ]] && { echo "FAIL: KZ_REQUIRE_LLM=1 but KZ_TEST_LLM_URL is not set"; exit 1; }
-  echo "SKIP: no LLM server: KZ_TEST_LLM_URL is not set (scripts/test.sh starts one)"
-  exit 77
-fi
+source "$(dirname "$0")/propose_lib.sh"
+require_llm_url
 TMP=$(mktemp -d)
 unset KZ_KERNELBENCH
-python3 - "$TMP/cat3.json" <<'PY'
-import json, sys
-apis = [{"id": "relu", "kind": "module", "qualified": "torch.nn.ReLU", "aliases": ["torch.nn.ReLU", "torch.relu", "Tensor.relu"], "category": "activation"},
-        {"id": "sum", "kind": "function", "qualified": "torch.sum", "aliases": ["torch.sum", "Tensor.sum"], "category": "reduction"},
-        {"id": "mul", "kind": "function", "qualified": "torch.mul", "aliases": ["torch.mul", "Tensor.mul"], "category": "elementwise"}]
-json.dump({"format": "kz.api_catalog", "version": 1, "torch": "2.11.0", "apis": apis}, open(sys.argv[1], "w"))
-PY
-python3 tests/e2e/fake_proposer_server.py "$TMP/port" "$TMP/requests.log" &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$TMP"' EXIT
-for _ in $(seq 100); do [[ -s "$TMP/port" ]] && break; sleep 0.1; done
-L=("$KZ" -q propose --catalog "$TMP/cat3.json" --endpoint "http://127.0.0.1:$(cat "$TMP/port")/v1" --model fake
+write_three_api_catalog "$TMP/cat3.json"
+start_fake_proposer "$TMP"
+L=("$KZ" -q propose --catalog "$TMP/cat3.json" --endpoint "$FAKE_URL" --model fake
    --sets 3 -k 2 --seed 0 --no-decontaminate --pool "$TMP/pool.db" --round 1 --out "$TMP/run"
    --coder-endpoint "$URL" --coder-model smollm2 --coder-samples 2 --coder-backend triton --coder-max-tokens 256
    --coder-temperature 0.7 --coder-timeout 60)

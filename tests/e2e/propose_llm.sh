@@ -6,12 +6,7 @@
 # Without $KZ_TEST_LLM_URL it skips (exit 77), unless KZ_REQUIRE_LLM=1 (then it fails).
 KZ=$1
 source "$(dirname "$0")/lib.sh"
-URL=${KZ_TEST_LLM_URL:-}
-if [[ -z "$URL" ]]; then
-  [[ "${KZ_REQUIRE_LLM:-0}" == 1 ]] && { echo "FAIL: KZ_REQUIRE_LLM=1 but KZ_TEST_LLM_URL is not set"; exit 1; }
-  echo "SKIP: no LLM server: KZ_TEST_LLM_URL is not set (scripts/test.sh starts one)"
-  exit 77
-fi
+require_llm_url
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 L=("$KZ" -q propose --endpoint "$URL" --model smollm2 --sets 20 -k 2 --seed 1 --temperature 0.7

@@ -9,10 +9,6 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 P=("$KZ" -q propose)
 unset KZ_KERNELBENCH
-check() {  # check NAME CMD...: CMD succeeds
-  local name=$1; shift
-  if "$@"; then PASSES=$((PASSES + 1)); echo "ok   $name"; else FAILS=$((FAILS + 1)); echo "FAIL $name"; fi
-}
 
 expect_exit 0 "standins: 20 sets" -- "${P[@]}" standins --sets 20 -k 3 --seed 7 --out "$TMP/a"
 json_check "summary names 20 modules" 'v["modules"] == 20 and v["k"] == 3'
