@@ -12,6 +12,7 @@
 #   integrity  wall time with and without the integrity checks (bench/integrity)
 #   serve   a mixed labelled batch through kz serve (bench/serve/gpu_batch.py): one run per
 #           GPU list in KZ_BATCH_GPUS (default "0,1 0": the first cold), KZ_BATCH_COUNT samples
+# KZ_VERIFY_EXTRA: more `kz verify` options for examples and corpus (e.g. --gpu-concurrency 8).
 # Usage: scripts/gpu_check.sh [env] [native] [examples] [timing]   (default: all)
 # Expects build/bin/kz and build/lib/libkz_runtime.so built beforehand (carried).
 set -uo pipefail
@@ -35,7 +36,7 @@ for step in "${steps[@]}"; do
       { build/bin/kz_runtime_test_gpu; r1=$?; build/bin/kz_trace_test_gpu; r2=$?; } > "$OUT/native.txt" 2>&1
       rc=$(( r1 || r2 )); grep -E "PASSED|FAILED|SKIPPED" "$OUT/native.txt" | tail -8 ;;
     examples)
-      build/bin/kz verify --json --manifest examples/manifest.jsonl --timeout 45 -j 8 \
+      build/bin/kz verify --json --manifest examples/manifest.jsonl --timeout 45 -j 8 ${KZ_VERIFY_EXTRA:-} \
         > "$OUT/examples.jsonl" 2> "$OUT/examples.err"; rc=$?
       tail -3 "$OUT/examples.err"
       $KZ_PYTHON - "$OUT/examples.jsonl" <<'PY'
@@ -57,7 +58,7 @@ PY
       tail -2 "$OUT/compile_verify.err" ;;
     corpus)
       # The labelled adversarial corpus (tests/corpus): every verdict against expect_gpu.
-      build/bin/kz verify --json --manifest tests/corpus/manifest.jsonl --timeout 120 -j "$(nproc)" \
+      build/bin/kz verify --json --manifest tests/corpus/manifest.jsonl --timeout 120 -j "$(nproc)" ${KZ_VERIFY_EXTRA:-} \
         > "$OUT/corpus.jsonl" 2> "$OUT/corpus.err"
       $KZ_PYTHON scripts/corpus_check.py "$OUT/corpus.jsonl" > "$OUT/corpus_check.txt"; rc=$?
       grep -v "^ok" "$OUT/corpus_check.txt" | tail -20

@@ -15,8 +15,12 @@ DEV=() MODE=cuda
 if [[ ${1:-} == --cpu ]] || ! nvidia-smi -L >/dev/null 2>&1; then DEV=(--cpu) MODE=cpu; fi
 mkdir -p "$OUT" || exit 2
 echo "throughput: mode $MODE, $T tasks x $S samples, K in $KS, out $OUT"
-"$KZ" -q train teacher --out "$OUT/teach" --pairs "$T" --seed 5 >/dev/null || exit 2
-python3 bench/throughput/make_batch.py "$OUT/teach/pairs.jsonl" "$OUT/batch" --samples "$S" || exit 2
+# Resumable: an OUT that already holds the batch (an earlier call) keeps it, so the K runs of
+# one comparison can be split over several calls; the summary covers every K run in OUT.
+if [[ ! -s $OUT/batch/manifest.jsonl ]]; then
+  "$KZ" -q train teacher --out "$OUT/teach" --pairs "$T" --seed 5 >/dev/null || exit 2
+  python3 bench/throughput/make_batch.py "$OUT/teach/pairs.jsonl" "$OUT/batch" --samples "$S" || exit 2
+fi
 # Warm the caches (bytecode, Triton) once, outside the measured runs: all K see them warm.
 head -n 2 "$OUT/batch/manifest.jsonl" >"$OUT/batch/warm.jsonl"
 "$KZ" -q verify --json "${DEV[@]}" --manifest "$OUT/batch/warm.jsonl" --timeout "$TIMEOUT" >/dev/null 2>&1
@@ -28,4 +32,5 @@ for k in $KS; do
   python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$(date +%s.%N)" >"$OUT/k$k.wall"
   tail -n 2 "$OUT/k$k.err"
 done
-python3 bench/throughput/summarize.py "$OUT/batch/manifest.jsonl" "$OUT" $KS | tee "$OUT/summary.md"
+DONE=$(cd "$OUT" && ls k*.wall 2>/dev/null | sed 's/^k//; s/\.wall$//' | sort -n | tr '\n' ' ')
+python3 bench/throughput/summarize.py "$OUT/batch/manifest.jsonl" "$OUT" $DONE | tee "$OUT/summary.md"
