@@ -12,7 +12,8 @@
 #   integrity  wall time with and without the integrity checks (bench/integrity)
 #   serve   a mixed labelled batch through kz serve (bench/serve/gpu_batch.py): one run per
 #           GPU list in KZ_BATCH_GPUS (default "0,1 0": the first cold), KZ_BATCH_COUNT samples
-# KZ_VERIFY_EXTRA: more `kz verify` options for examples and corpus (e.g. --gpu-concurrency 8).
+# KZ_VERIFY_EXTRA: more `kz verify` options for examples and corpus (e.g. --gpu-concurrency 8);
+# KZ_TIMING_ARGS: bench/timing's (e.g. "--kz-arg=--timing-ci --kz-arg=0.02").
 # Usage: scripts/gpu_check.sh [env] [native] [examples] [timing]   (default: all)
 # Expects build/bin/kz and build/lib/libkz_runtime.so built beforehand (carried).
 set -uo pipefail
@@ -83,7 +84,7 @@ PY
         > "$OUT/serve.txt" 2>&1; rc=$?
       tail -16 "$OUT/serve.txt" ;;
     timing)
-      $KZ_PYTHON bench/timing/run.py --kz build/bin/kz --repeats 3 --out "$OUT" > "$OUT/timing.txt" 2>&1; rc=$?
+      $KZ_PYTHON bench/timing/run.py --kz build/bin/kz --repeats 3 --out "$OUT" ${KZ_TIMING_ARGS:-} > "$OUT/timing.txt" 2>&1; rc=$?
       tail -6 "$OUT/timing.txt" ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac

@@ -4,7 +4,7 @@ Runs on a GPU host. For each task: `kz verify --json` REPEATS times (fresh child
 do_bench REPEATS times in one process, interleaved. Prints a table (ratios kz/do_bench and
 kz's run-to-run spread) and writes every number to OUT/timing_agreement.json.
 
-Usage: python bench/timing/run.py --kz build/bin/kz [--repeats 3] [--out DIR]
+Usage: python bench/timing/run.py --kz build/bin/kz [--repeats 3] [--out DIR] [--kz-arg=ARG ...]
 """
 import argparse
 import json
@@ -18,8 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TASKS = ["relu_32m", "softmax_128m", "axpb_256m"]
 
 
-def run_kz(kz, task, cand, cache):
-    cmd = [kz, "-q", "verify", "--json", "--ref", task, "--candidate", cand, "--cache-dir", cache]
+def run_kz(kz, task, cand, cache, extra=()):
+    cmd = [kz, "-q", "verify", "--json", "--ref", task, "--candidate", cand, "--cache-dir", cache, *extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     v = json.loads(p.stdout.strip().splitlines()[-1])
     if v["status"] != "correct":
@@ -44,6 +44,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kz", required=True)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--kz-arg", action="append", default=[],
+                    help="an extra kz verify argument (repeatable), e.g. --kz-arg=--timing-ci --kz-arg=0.02")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--python", default=os.environ.get("KZ_PYTHON", sys.executable))
     args = ap.parse_args()
@@ -55,7 +57,7 @@ def main():
         kz_c, kz_r, raw = [], [], []
         t0 = time.time()
         for _ in range(args.repeats):
-            c, r, t = run_kz(args.kz, task, cand, cache)
+            c, r, t = run_kz(args.kz, task, cand, cache, args.kz_arg)
             kz_c.append(c), kz_r.append(r), raw.append(t)
         db = run_do_bench(args.python, task, cand, args.repeats)
         row = {
@@ -71,13 +73,15 @@ def main():
         print(json.dumps({k: v for k, v in row.items() if k != "kz_timing"}), flush=True)
     with open(os.path.join(args.out, "timing_agreement.json"), "w") as f:
         json.dump(results, f, indent=2)
-    print("\n| task | kz cand µs | do_bench cand µs | ratio | kz ref µs | do_bench ref µs | ratio | kz spread cand/ref % |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"\nkz verify {' '.join(args.kz_arg) or '(default timing)'}")
+    print("| task | kz cand µs | do_bench cand µs | ratio | kz ref µs | do_bench ref µs | ratio | kz spread cand/ref % | kz calls |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['task']} | {statistics.median(r['kz_candidate_us']):.1f} | "
               f"{statistics.median(r['do_bench_candidate_us']):.1f} | {r['ratio_candidate']:.3f} | "
               f"{statistics.median(r['kz_reference_us']):.1f} | {statistics.median(r['do_bench_reference_us']):.1f} | "
-              f"{r['ratio_reference']:.3f} | {r['kz_spread_candidate_pct']:.2f} / {r['kz_spread_reference_pct']:.2f} |")
+              f"{r['ratio_reference']:.3f} | {r['kz_spread_candidate_pct']:.2f} / {r['kz_spread_reference_pct']:.2f} | "
+              f"{statistics.median(t['candidate']['calls'] for t in r['kz_timing']):.0f} |")
 
 
 if __name__ == "__main__":

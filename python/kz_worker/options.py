@@ -23,6 +23,8 @@ class Options:
     max_calls: int = 2000
     timing_budget_s: float = 10.0
     stable_rel: float = 0.01
+    ci_rel: float = 0.0               # > 0: adaptive timing, stop once both medians' 95 %
+                                      # intervals have half-width <= ci_rel x median
     gpu_mem_fraction: float | None = None
     policy: str = "strict"            # integrity policy: strict | kernelbench
     min_candidate_share: float = 0.5  # strict: candidate's share of compute kernel time
@@ -36,7 +38,7 @@ class Options:
 
 
 _OPTIONAL = {"atol", "rtol", "rel_l2", "gpu_mem_fraction"}
-_FLOATS = {"atol", "rtol", "rel_l2", "timing_budget_s", "stable_rel", "gpu_mem_fraction",
+_FLOATS = {"atol", "rtol", "rel_l2", "timing_budget_s", "stable_rel", "ci_rel", "gpu_mem_fraction",
            "min_candidate_share"}
 POLICIES = ("strict", "kernelbench")
 

@@ -161,7 +161,7 @@ def measure(timing, task, reference, candidate, device, options, plan=None) -> d
         result = timing.time_interleaved(
             ref_fn, cand_fn, warmup=options.warmup, min_calls=options.min_calls,
             max_calls=options.max_calls, budget_s=options.timing_budget_s,
-            stable_rel=options.stable_rel, after_pair=recheck)
+            stable_rel=options.stable_rel, ci_rel=options.ci_rel, after_pair=recheck)
         result["rechecked_rounds"] = recheck.rounds if recheck is not None else 0
         if recheck is not None:
             result["recheck"] = {"mode": recheck.mode}

@@ -149,12 +149,37 @@ def quantile(sorted_xs: list[float], q: float) -> float:
     return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
 
 
+Z95 = 1.959964  # two-sided 95 % normal quantile
+
+
+def median_ci(sorted_xs: list[float], z: float = Z95) -> tuple[float, float]:
+    """Distribution-free confidence interval of the median of an ascending non-empty list:
+    the order statistics of ranks n/2 -/+ z*sqrt(n)/2 (the binomial's normal approximation;
+    about 95 % coverage for n >= 10 whatever the distribution), clamped to the sample."""
+    if not sorted_xs:
+        raise ValueError("median_ci of an empty list")
+    n = len(sorted_xs)
+    half = z * math.sqrt(n) / 2
+    lo = max(math.floor(n / 2 - half) - 1, 0)     # 0-based
+    hi = min(math.ceil(n / 2 + half), n - 1)
+    return sorted_xs[lo], sorted_xs[hi]
+
+
+def ci_half_width(sorted_xs: list[float]) -> float:
+    """The median's interval half-width relative to the median (inf for a 0 median)."""
+    lo, hi = median_ci(sorted_xs)
+    med = quantile(sorted_xs, 0.5)
+    return (hi - lo) / 2 / med if med > 0 else (0.0 if hi == lo else math.inf)
+
+
 def summarize(ms: list[float]) -> dict:
-    """Per-call times in ms -> the verdict's {median_us, q1_us, q3_us, mean_us,
-    min_us, calls} (microseconds, rounded to 1 ns)."""
+    """Per-call times in ms -> the verdict's {median_us, median_ci95_us, q1_us, q3_us,
+    mean_us, min_us, calls} (microseconds, rounded to 1 ns)."""
     xs = sorted(ms)
     us = lambda v: round(v * 1000.0, 3)  # noqa: E731
-    return {"median_us": us(quantile(xs, 0.5)), "q1_us": us(quantile(xs, 0.25)),
+    lo, hi = median_ci(xs)
+    return {"median_us": us(quantile(xs, 0.5)), "median_ci95_us": [us(lo), us(hi)],
+            "q1_us": us(quantile(xs, 0.25)),
             "q3_us": us(quantile(xs, 0.75)), "mean_us": us(sum(xs) / len(xs)),
             "min_us": us(xs[0]), "calls": len(xs)}
 
@@ -167,14 +192,19 @@ def relative_change(prev: float, cur: float) -> float:
 
 
 def stop_decision(prev, cur, calls: int, *, min_calls: int, max_calls: int,
-                  elapsed_s: float, budget_s: float, stable_rel: float) -> tuple[bool, bool]:
+                  elapsed_s: float, budget_s: float, stable_rel: float,
+                  ci_rel: float = 0.0, widths=None) -> tuple[bool, bool]:
     """After a pair of blocks: (stop, stable). `prev`/`cur` are the (reference,
     candidate) medians after the previous/this pair (prev None after the first
     pair); `calls` is the per-side call count (equal on both sides). Stable means
-    both medians moved by < stable_rel and calls >= min_calls; stop also when
-    calls >= max_calls or elapsed_s >= budget_s."""
-    stable = (prev is not None and calls >= min_calls and
-              all(relative_change(p, c) < stable_rel for p, c in zip(prev, cur)))
+    calls >= min_calls and, with ci_rel > 0 (adaptive timing), both sides' `widths`
+    (ci_half_width) <= ci_rel; else both medians moved by < stable_rel. Stop also
+    when calls >= max_calls or elapsed_s >= budget_s."""
+    if ci_rel > 0:
+        stable = calls >= min_calls and widths is not None and all(w <= ci_rel for w in widths)
+    else:
+        stable = (prev is not None and calls >= min_calls and
+                  all(relative_change(p, c) < stable_rel for p, c in zip(prev, cur)))
     return stable or calls >= max_calls or elapsed_s >= budget_s, stable
 
 
@@ -202,7 +232,7 @@ def host_check(ref_ms, cand_ms, ref_host_ms, cand_host_ms) -> dict:
 
 
 def build_result(ref_ms, cand_ms, ref_host_ms, cand_host_ms, *, stable: bool,
-                 flush_bytes: int) -> dict:
+                 flush_bytes: int, stop_rule: str = "stable") -> dict:
     """The verdict's stages.timing object (with `host_check`, see host_check). speedup
     is None if the candidate's median is 0 (below event resolution), keeping the JSON
     finite."""
@@ -210,8 +240,12 @@ def build_result(ref_ms, cand_ms, ref_host_ms, cand_host_ms, *, stable: bool,
     host_us = lambda ms: round(quantile(sorted(ms), 0.5) * 1000.0, 3)  # noqa: E731
     speedup = (round(ref["median_us"] / cand["median_us"], 4)
                if cand["median_us"] > 0 else None)
+    (rlo, rhi), (clo, chi) = ref["median_ci95_us"], cand["median_ci95_us"]
+    # Conservative: the two intervals' extremes (each side's own interval is ~95 %).
+    speedup_ci = [round(rlo / chi, 4), round(rhi / clo, 4)] if clo > 0 else None
     return {"status": "ok", "method": METHOD, "reference": ref, "candidate": cand,
-            "speedup": speedup, "stable": stable, "flush_bytes": flush_bytes,
+            "speedup": speedup, "speedup_ci95": speedup_ci, "stop_rule": stop_rule,
+            "stable": stable, "flush_bytes": flush_bytes,
             "host_median_us": {"reference": host_us(ref_host_ms),
                                "candidate": host_us(cand_host_ms)},
             "host_check": host_check(ref_ms, cand_ms, ref_host_ms, cand_host_ms)}
@@ -220,14 +254,14 @@ def build_result(ref_ms, cand_ms, ref_host_ms, cand_host_ms, *, stable: bool,
 # ---------------------------------------------------------------- the timing loop
 
 def _run_interleaved(native, ref_fn, cand_fn, *, warmup, min_calls, max_calls,
-                     budget_s, stable_rel, clock=time.monotonic, after_pair=None) -> dict:
+                     budget_s, stable_rel, ci_rel=0.0, clock=time.monotonic, after_pair=None) -> dict:
     """Warm-up, then alternating blocks until stop_decision says stop. `native`
     needs time_calls(fn, n) -> (dev_ms, host_ms) and flush_bytes (tests fake it).
     The budget counts from the start of the warm-up. `after_pair()`, if given, runs after
     each reference block + candidate block, outside any timed region (it may raise)."""
-    if warmup < 0 or min_calls < 1 or max_calls < 1 or budget_s <= 0 or stable_rel < 0:
+    if warmup < 0 or min_calls < 1 or max_calls < 1 or budget_s <= 0 or stable_rel < 0 or ci_rel < 0:
         raise ValueError("bad timing options: need warmup >= 0, min_calls >= 1, "
-                         "max_calls >= 1, budget_s > 0, stable_rel >= 0")
+                         "max_calls >= 1, budget_s > 0, stable_rel >= 0, ci_rel >= 0")
     start = clock()
     if warmup:
         native.time_calls(ref_fn, warmup)
@@ -243,18 +277,24 @@ def _run_interleaved(native, ref_fn, cand_fn, *, warmup, min_calls, max_calls,
             host[side] += h
         if after_pair is not None:
             after_pair()
-        cur = tuple(quantile(sorted(dev[s]), 0.5) for s in ("ref", "cand"))
-        stop, stable = stop_decision(prev, cur, len(dev["ref"]), min_calls=min_calls,
-                                     max_calls=max_calls, elapsed_s=clock() - start,
-                                     budget_s=budget_s, stable_rel=stable_rel)
+        ordered = [sorted(dev[s]) for s in ("ref", "cand")]
+        cur = tuple(quantile(xs, 0.5) for xs in ordered)
+        widths = [ci_half_width(xs) for xs in ordered] if ci_rel > 0 else None
+        calls, elapsed = len(dev["ref"]), clock() - start
+        stop, stable = stop_decision(prev, cur, calls, min_calls=min_calls,
+                                     max_calls=max_calls, elapsed_s=elapsed,
+                                     budget_s=budget_s, stable_rel=stable_rel,
+                                     ci_rel=ci_rel, widths=widths)
         if stop:
+            rule = (("ci" if ci_rel > 0 else "stable") if stable else
+                    "max_calls" if calls >= max_calls else "budget")
             return build_result(dev["ref"], dev["cand"], host["ref"], host["cand"],
-                                stable=stable, flush_bytes=native.flush_bytes)
+                                stable=stable, flush_bytes=native.flush_bytes, stop_rule=rule)
         prev = cur
 
 
 def time_interleaved(ref_fn, cand_fn, *, warmup=3, min_calls=30, max_calls=2000,
-                     budget_s=10.0, stable_rel=0.01, after_pair=None) -> dict:
+                     budget_s=10.0, stable_rel=0.01, ci_rel=0.0, after_pair=None) -> dict:
     """Times zero-argument callables ref_fn and cand_fn (one forward call each)
     in alternating blocks of BLOCK calls with CUDA events, a device sync around
     each call and an L2 flush before it. Returns the stages.timing object of
@@ -266,4 +306,4 @@ def time_interleaved(ref_fn, cand_fn, *, warmup=3, min_calls=30, max_calls=2000,
     native.ensure_init(_device_ordinal(), FLUSH_BYTES)
     return _run_interleaved(native, ref_fn, cand_fn, warmup=warmup, min_calls=min_calls,
                             max_calls=max_calls, budget_s=budget_s, stable_rel=stable_rel,
-                            after_pair=after_pair)
+                            ci_rel=ci_rel, after_pair=after_pair)

@@ -176,8 +176,32 @@ def test_quantile_matches_numpy(n):
 
 def test_summarize_in_microseconds():
     s = timing.summarize([0.004, 0.001, 0.002, 0.003])
-    assert s == {"median_us": 2.5, "q1_us": 1.75, "q3_us": 3.25, "mean_us": 2.5,
-                 "min_us": 1.0, "calls": 4}
+    assert s == {"median_us": 2.5, "median_ci95_us": [1.0, 4.0], "q1_us": 1.75, "q3_us": 3.25,
+                 "mean_us": 2.5, "min_us": 1.0, "calls": 4}
+
+
+def test_median_ci_covers_the_true_median_about_95_percent():
+    # Skewed (lognormal) per-call times, as kernels have: the order-statistic interval
+    # holds the true median in ~95 % of samples of 30 and of 200 calls.
+    for n in (30, 200):
+        rng = random.Random(n)
+        hits = 0
+        for _ in range(2000):
+            xs = sorted(rng.lognormvariate(0.0, 0.5) for _ in range(n))
+            lo, hi = timing.median_ci(xs)
+            hits += lo <= 1.0 <= hi  # the lognormal(0, s) median is e^0 = 1
+        assert 0.93 <= hits / 2000 <= 0.985, (n, hits)
+    assert timing.median_ci([3.0]) == (3.0, 3.0)
+    with pytest.raises(ValueError):
+        timing.median_ci([])
+
+
+def test_ci_half_width_shrinks_with_calls():
+    rng = random.Random(7)
+    xs = [rng.gauss(1.0, 0.05) for _ in range(400)]
+    w30, w400 = timing.ci_half_width(sorted(xs[:30])), timing.ci_half_width(sorted(xs))
+    assert w400 < w30 / 2.5  # ~1/sqrt(n)
+    assert timing.ci_half_width([0.0, 0.0]) == 0.0
 
 
 def test_stop_decision():
@@ -191,6 +215,14 @@ def test_stop_decision():
     assert timing.stop_decision(None, (1.0, 2.0), 10, **kw) == (True, False)
     assert timing.relative_change(0.0, 0.0) == 0.0
     assert timing.relative_change(0.0, 1.0) == float("inf")
+
+
+def test_stop_decision_with_ci():
+    kw = dict(min_calls=10, max_calls=100, elapsed_s=1.0, budget_s=10.0, stable_rel=0.01, ci_rel=0.02)
+    assert timing.stop_decision(None, (1.0, 2.0), 10, widths=[0.01, 0.015], **kw) == (True, True)
+    assert timing.stop_decision(None, (1.0, 2.0), 10, widths=[0.01, 0.03], **kw) == (False, False)
+    assert timing.stop_decision(None, (1.0, 2.0), 9, widths=[0.0, 0.0], **kw) == (False, False)
+    assert timing.stop_decision(None, (1.0, 2.0), 100, widths=[0.5, 0.5], **kw) == (True, False)
 
 
 # ------------------------------------------------------------------ loop over FakeLib
@@ -213,6 +245,36 @@ def test_drifting_times_stop_at_max_calls():
     r = run(lib, max_calls=45)
     assert r["stable"] is False
     assert r["reference"]["calls"] == 45 and r["candidate"]["calls"] == 45
+
+
+def test_adaptive_timing_stops_when_the_intervals_are_tight():
+    # Noise of ~5 % per call: the 1 % "medians moved" rule and a 2 % interval rule stop at
+    # different points; the interval rule reports its intervals and rule, and a looser
+    # target stops sooner (what RL rewards need).
+    def noisy(seed, mean):
+        rng = random.Random(seed)
+        while True:
+            yield rng.gauss(mean, 0.05 * mean)
+    tight = run(FakeLib(noisy(1, 0.5), noisy(2, 0.25)), min_calls=10, ci_rel=0.01)
+    loose = run(FakeLib(noisy(1, 0.5), noisy(2, 0.25)), min_calls=10, ci_rel=0.04)
+    for r in (tight, loose):
+        assert r["stop_rule"] == "ci" and r["stable"] is True
+        lo, hi = r["candidate"]["median_ci95_us"]
+        assert lo <= r["candidate"]["median_us"] <= hi
+        assert (hi - lo) / 2 <= r["candidate"]["median_us"] * (0.01 if r is tight else 0.04) + 1e-9
+        slo, shi = r["speedup_ci95"]
+        assert slo <= r["speedup"] <= shi and slo < 2.0 < shi + 0.05
+    assert loose["candidate"]["calls"] < tight["candidate"]["calls"]
+    assert loose["candidate"]["calls"] <= 30
+
+
+def test_stop_rule_names_why_timing_ended():
+    assert run(FakeLib(constant(0.5), constant(0.25)))["stop_rule"] == "stable"
+    drifting = run(FakeLib((0.1 * 1.1 ** i for i in range(10**6)), constant(1.0)), max_calls=45)
+    assert drifting["stop_rule"] == "max_calls"
+    ticks = iter([0.0, 100.0])
+    assert run(FakeLib(constant(0.5), constant(0.5)), budget_s=1.0,
+               clock=lambda: next(ticks))["stop_rule"] == "budget"
 
 
 def test_budget_stops_after_first_pair():
@@ -256,8 +318,8 @@ def test_time_interleaved_end_to_end(monkeypatch):
     monkeypatch.setattr(timing, "_device_ordinal", lambda: 0)
     r = timing.time_interleaved(lib.fn("ref"), lib.fn("cand"), min_calls=20)
     assert lib.init_args == (0, timing.FLUSH_BYTES)
-    assert set(r) == {"status", "method", "reference", "candidate", "speedup",
-                      "stable", "flush_bytes", "host_median_us", "host_check"}
+    assert set(r) == {"status", "method", "reference", "candidate", "speedup", "speedup_ci95",
+                      "stop_rule", "stable", "flush_bytes", "host_median_us", "host_check"}
     assert r["speedup"] == pytest.approx(3.0) and r["reference"]["calls"] == 20
     assert lib.kz_rt_time_calls.argtypes[0] is timing._CALLBACK
 

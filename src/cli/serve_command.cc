@@ -55,6 +55,10 @@ class ServeCommandImpl : public ServeCommand {
         ->excludes("--device");
     c->add_option("--cpu-slots", cpu_slots_, "CPU mode: samples run at once")->capture_default_str()
         ->check(CLI::Range(1, 256));
+    c->add_option("--gpu-concurrency", o_.gpu_concurrency,
+                  "Slots per GPU sharing it through its gate: correctness stages at once, timing exclusive "
+                  "(default 1; docs/throughput.md). In CPU mode the --cpu-slots share one gate")
+        ->check(CLI::Range(1, 64));
     c->add_option("--build-threads", build_threads_,
                   "Samples screened and compiled at once, ahead of the slots (default: max(2, cores / 4))")
         ->check(CLI::Range(1, 256));
@@ -72,6 +76,10 @@ class ServeCommandImpl : public ServeCommand {
     c->add_flag("--no-run", no_run_, "Accept and store jobs but run none (load tests; they stay queued)");
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
+    c->add_option("--timing-ci", o_.timing_ci_rel,
+                  "Default adaptive timing (the request option timing_ci overrides): stop once both medians' "
+                  "95 % intervals are within this fraction; 0 (default): the fixed rule")
+        ->check(CLI::Range(0.0, 0.5));
     c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
     AddSandboxOptions(c, &sandbox_, "require");
     c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");

@@ -177,6 +177,7 @@ int TrainCommandImpl::RunLoop() {
   v.timeout_s = o.config.verify_timeout_s;
   v.jobs = o.config.verify_jobs;
   v.gpu_concurrency = o.config.verify_concurrency;
+  v.timing_ci_rel = o.config.verify_timing_ci;
   auto gpus = v.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();
   verify::Verifier verifier(worker::LocateWorker(argv0_), v, gpus);
   o.verify = [&](const std::vector<verify::Sample>& samples, const std::function<void(size_t, const json&)>& cb) {

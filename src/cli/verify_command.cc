@@ -42,6 +42,10 @@ class VerifyCommandImpl : public VerifyCommand {
     c->add_option("--rel-l2", rel_l2_, "Bound on ||out-ref||/||ref|| (default per dtype)");
     c->add_flag("--no-timing", no_timing_, "Skip timing");
     c->add_option("--timing-budget", o_.timing_budget_s, "Seconds of timing per sample at most");
+    c->add_option("--timing-ci", o_.timing_ci_rel,
+                  "Adaptive timing: stop once both medians' 95 % intervals are within this fraction (e.g. 0.02; "
+                  "default 0: 30+ calls until the medians move < 1 %)")
+        ->check(CLI::Range(0.0, 0.5));
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
     c->add_option("--compile-timeout", o_.compile_timeout_s, "Wall-time limit of one build, seconds");
     c->add_option("--max-host-mem", o_.max_host_mem_mib, "Host memory limit per child, MiB");

@@ -64,6 +64,31 @@ std::string Metrics::RenderHistograms() const {
   return out;
 }
 
+std::string Metrics::RenderGates(const std::vector<std::pair<std::string, verify::GateHub::Stats>>& gates) {
+  std::string out;
+  auto each = [&](const char* name, const char* type, const char* help, auto value) {
+    out += Header(name, type, help);
+    for (const auto& [device, st] : gates) out += std::string(name) + "{device=\"" + device + "\"} " + value(st) + "\n";
+  };
+  using S = verify::GateHub::Stats;
+  each("kz_gate_shared_holders", "gauge", "Children in their shared (correctness) stages on the device now.",
+       [](const S& s) { return std::to_string(s.shared); });
+  each("kz_gate_exclusive", "gauge", "1 while a child is timed with the device to itself.",
+       [](const S& s) { return std::string(s.exclusive ? "1" : "0"); });
+  each("kz_gate_queued", "gauge", "Gate requests waiting.", [](const S& s) { return std::to_string(s.queued); });
+  each("kz_gate_bytes_held", "gauge", "Footprints of the shared holders, summed.",
+       [](const S& s) { return std::to_string(s.bytes_held); });
+  each("kz_gate_max_shared", "gauge", "The most shared holders at once so far.",
+       [](const S& s) { return std::to_string(s.max_shared_seen); });
+  each("kz_gate_exclusive_total", "counter", "Timings granted the device alone.",
+       [](const S& s) { return std::to_string(s.exclusive_grants); });
+  each("kz_gate_held_seconds_total", "counter",
+       "Children's seconds held by the gate (waiting for a grant or stopped for another's timing), summed; not counted "
+       "against their wall limits.",
+       [](const S& s) { return PromNumber(s.held_s); });
+  return out;
+}
+
 std::string Metrics::Render(const MetricsSnapshot& snap) const {
   auto load = [](const std::atomic<uint64_t>& a) { return std::to_string(a.load(std::memory_order_relaxed)); };
   std::string out = Header("kz_queue_depth", "gauge", "Jobs accepted and waiting for a slot (queued, being staged, or staged).");
@@ -108,6 +133,7 @@ std::string Metrics::Render(const MetricsSnapshot& snap) const {
     for (const auto& [label, s] : snap.slots)
       out += "kz_slot_busy_seconds_total{slot=\"" + label + "\"} " + PromNumber(s) + "\n";
   }
+  if (!snap.gates.empty()) out += RenderGates(snap.gates);
   double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   out += Header("kz_uptime_seconds", "gauge", "Seconds since the server started.");
   out += "kz_uptime_seconds " + PromNumber(up) + "\n";

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "service/histogram.h"
+#include "verify/gate_hub.h"
 #include "verify/status.h"
 
 namespace kz::service {
@@ -37,6 +38,8 @@ struct MetricsSnapshot {
   // jobs and of the running ones; jobs without a known footprint count in *_unknown.
   uint64_t staged_footprint_bytes = 0, running_footprint_bytes = 0;
   size_t footprint_unknown = 0;
+  // --gpu-concurrency > 1: each device's gate (docs/throughput.md), by device label.
+  std::vector<std::pair<std::string, verify::GateHub::Stats>> gates;
 };
 
 class Metrics {
@@ -56,6 +59,7 @@ class Metrics {
  private:
   void CountVerdict(std::string_view status);
   std::string RenderHistograms() const;
+  static std::string RenderGates(const std::vector<std::pair<std::string, verify::GateHub::Stats>>& gates);
   static constexpr size_t kStatuses = static_cast<size_t>(verify::Status::kNotRun) + 1;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};

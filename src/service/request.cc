@@ -90,6 +90,10 @@ bool ApplyOptions(const json& options, verify::VerifyOptions* o, std::string* er
     } else if (k == "policy") {
       if (v != "strict" && v != "kernelbench") return *err = "option 'policy' must be strict or kernelbench", false;
       o->policy = v.get<std::string>();
+    } else if (k == "timing_ci") {
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 0.5)
+        return *err = "option 'timing_ci' must be a number in 0..0.5 (0: the fixed timing rule)", false;
+      o->timing_ci_rel = v.get<double>();
     } else if (k == "min_candidate_share") {
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
         return *err = "option 'min_candidate_share' must be a number in 0..1", false;

@@ -18,14 +18,33 @@ double Since(std::chrono::steady_clock::time_point t) {
 Scheduler::Scheduler(store::JobStore* store, Config config)
     : store_(store), config_(std::move(config)), fingerprint_(Fingerprint()), rng_(std::random_device{}()) {
   if (remote()) return;  // no local slots: kz workers run the jobs
+  const int k = std::max(1, config_.base.gpu_concurrency);
+  auto new_gate = [&](const std::string& device, uint64_t memory_bytes) {
+    if (k == 1) return std::shared_ptr<verify::GateHub>();
+    // 10 % of the device's memory kept back for contexts and fragmentation (as kz verify)
+    auto hub = std::make_shared<verify::GateHub>(memory_bytes / 10 * 9, k);
+    gates_.emplace_back(device, hub);
+    return hub;
+  };
   if (config_.gpus.empty() || config_.base.cpu_only) {
+    // CPU mode: the --cpu-slots share one gate (every stage is shared there; for tests).
     slots_.resize(std::max<size_t>(1, config_.cpu_slots));
-    for (size_t i = 0; i < slots_.size(); ++i) slots_[i].label = "cpu:" + std::to_string(i);
-  } else {
-    slots_.resize(config_.gpus.size());
+    auto gate = new_gate("cpu", 0);
     for (size_t i = 0; i < slots_.size(); ++i) {
-      slots_[i].gpu = config_.gpus[i];
-      slots_[i].label = "cuda:" + std::to_string(config_.gpus[i].index);
+      slots_[i].label = "cpu:" + std::to_string(i);
+      slots_[i].gate = gate;
+    }
+  } else {
+    for (const auto& g : config_.gpus) {
+      const std::string device = "cuda:" + std::to_string(g.index);
+      auto gate = new_gate(device, g.memory_bytes);
+      for (int j = 0; j < k; ++j) {
+        Slot slot;
+        slot.gpu = g;
+        slot.label = k == 1 ? device : device + "/" + std::to_string(j);
+        slot.gate = gate;
+        slots_.push_back(std::move(slot));
+      }
     }
   }
 }
@@ -35,7 +54,8 @@ std::string Scheduler::Fingerprint() const {
   std::string device = config_.gpus.empty() || o.cpu_only ? "cpu" : config_.gpus.front().name;
   return "device=" + device + ";policy=" + o.policy + ";trials=" + std::to_string(o.trials) +
          ";timing=" + (o.timing ? "1" : "0") + ";timeout=" + std::to_string(o.timeout_s) +
-         ";screen=" + (o.screen ? "1" : "0");
+         ";screen=" + (o.screen ? "1" : "0") +
+         (o.timing_ci_rel > 0 ? ";timing_ci=" + std::to_string(o.timing_ci_rel) : "");
 }
 
 size_t Scheduler::MaxReady() const {
@@ -124,6 +144,7 @@ std::string Scheduler::RenderMetrics() const {
       snap.slots.push_back({s.label, s.busy_s + running_for});
     }
   }
+  for (const auto& [device, hub] : gates_) snap.gates.emplace_back(device, hub->stats());
   std::string err;
   if (!store_->CountByState(&snap.jobs_by_state, &err)) util::LogWarn("serve: metrics: " + err);
   return metrics_.Render(snap);
@@ -246,6 +267,7 @@ void Scheduler::SlotLoop(size_t k) {
     std::string state(store::kDone);
     json verdict;
     try {
+      a->verifier->ShareGate(slot.gate);  // the job's Verifier: this GPU's gate (or none)
       verdict = a->verifier->Finish(a->work.front(), slot.gpu, &child);
     } catch (const std::exception& e) {
       state = store::kFailed;

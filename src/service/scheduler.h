@@ -2,7 +2,9 @@
 //   queue --(picker: priority, per-client round-robin)--> build threads: screen, extract,
 //   compile on CPU workers (verify::Verifier::Stage) --> ready list --(the same picker)-->
 //   slots: one per GPU (or N CPU slots), each running one staged sample at a time in a
-//   fresh child pinned to its GPU (Verifier::Finish).
+//   fresh child pinned to its GPU (Verifier::Finish). With base.gpu_concurrency K > 1,
+//   K slots per GPU share that GPU's gate (verify::GateHub, docs/throughput.md): their
+//   correctness stages run at once, a sample being timed has the GPU to itself.
 // The build threads work ahead of the slots (at most max_ready staged jobs wait), so a GPU
 // never waits for nvcc while queued work exists; a sample whose verdict is known before the
 // run (bad input, screen rejection, compile error) never takes a slot. Every accepted job
@@ -143,7 +145,10 @@ class Scheduler {
     std::string running;             // GUARDED_BY(mu_): the job id, or ""
     std::chrono::steady_clock::time_point since;  // GUARDED_BY(mu_)
     double busy_s = 0;               // GUARDED_BY(mu_): finished jobs' seconds
+    std::shared_ptr<verify::GateHub> gate;  // gpu_concurrency > 1: its device's gate (shared)
   };
+  // The gates by device label ("cuda:0", "cpu"), for /metrics; fixed at construction.
+  std::vector<std::pair<std::string, std::shared_ptr<verify::GateHub>>> gates_;
 
   void BuildLoop();                    // a build thread
   void DispatchLoop();                 // remote mode: queue -> Redis

@@ -22,7 +22,7 @@ const std::map<std::string, std::set<std::string>>& Schema() {
       {"coder", {"tasks", "tasks_per_step", "samples_per_task", "steps_per_round", "max_new_tokens", "temperature",
                  "clip_eps", "kl_coef", "backend", "lr"}},
       {"rewards", {"alpha", "beta", "speedup_cap", "baseline"}},
-      {"verify", {"cpu", "timeout", "jobs", "concurrency"}},
+      {"verify", {"cpu", "timeout", "jobs", "concurrency", "timing_ci"}},
       {"eval", {"tasks", "max_new_tokens"}},
   };
   return schema;
@@ -125,6 +125,7 @@ bool ReadAll(Reader& r, RunConfig* c) {
             r.String("rewards", "baseline", &baseline, {"group", "loo"}) && r.Bool("verify", "cpu", &c->verify_cpu) &&
             r.Double("verify", "timeout", &c->verify_timeout_s, 1, 86400) && r.Int("verify", "jobs", &c->verify_jobs, 1, 256) &&
             r.Int("verify", "concurrency", &c->verify_concurrency, 1, 64) &&
+            r.Double("verify", "timing_ci", &c->verify_timing_ci, 0, 0.5) &&
             r.String("eval", "tasks", &c->eval_tasks) && r.Int("eval", "max_new_tokens", &c->eval_max_new_tokens, 1, 65536);
   if (!ok) return false;
   c->seed = static_cast<uint64_t>(seed);

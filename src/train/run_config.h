@@ -37,6 +37,7 @@ struct RunConfig {
   bool verify_cpu = false;
   double verify_timeout_s = 120;
   int verify_jobs = 1;
+  double verify_timing_ci = 0;     // adaptive timing of correct samples (0: the fixed rule)
   int verify_concurrency = 1;      // samples run at once on the GPU through the gate (docs/throughput.md)
   // [eval] (after every round; skipped when tasks is empty)
   std::string eval_tasks;

@@ -285,6 +285,16 @@ int ProcessSet::GroupId(Id id) const {
   return -1;
 }
 
+bool ProcessSet::ExtendWallLimit(Id id, double seconds) {
+  for (auto& c : children_) {
+    if (c->id != id) continue;
+    if (c->pid <= 0 || c->reaped || c->forced || c->spec.wall_limit_s <= 0) return false;
+    c->spec.wall_limit_s += std::max(0.0, seconds);
+    return true;
+  }
+  return false;
+}
+
 bool ProcessSet::Expire(Id id) {
   for (auto& c : children_) {
     if (c->id != id) continue;

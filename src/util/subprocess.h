@@ -102,6 +102,10 @@ class ProcessSet {
   // A child with a channel: queues `bytes` to be written to it (by WaitAny()). False when
   // the child is unknown, has no channel or has exited.
   bool Send(Id id, std::string_view bytes);
+  // Adds `seconds` to a running child's wall limit (time it spent waiting on something
+  // outside its control, e.g. the GPU gate, docs/throughput.md). False when the child is
+  // unknown, reaped, already forced to end, or has no wall limit.
+  bool ExtendWallLimit(Id id, double seconds);
   // A `stream_channel` child: the channel bytes received so far (then cleared).
   std::string TakeChannel(Id id);
   // Kills the child's group now; WaitAny() reports it as kTimedOut (a deadline the caller

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@ void GateHub::Register(GpuGate::Holder h, int group) {
 void GateHub::Note(const std::vector<GpuGate::Holder>& granted) {
   granted_.insert(granted.begin(), granted.end());
   ran_.insert(granted.begin(), granted.end());
+  if (gate_.exclusive_held())
+    for (auto h : granted) exclusive_grants_ += gate_.Holds(h) ? 1 : 0;
   max_shared_seen_ = std::max(max_shared_seen_, gate_.shared_holders());
   Enforce();
 }
@@ -72,13 +75,29 @@ bool GateHub::Stopped(GpuGate::Holder h) const {
   return stopped_.count(h) > 0;
 }
 
+bool GateHub::Held(GpuGate::Holder h) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gate_.Waiting(h) || granted_.count(h) > 0 || stopped_.count(h) > 0;
+}
+
+void GateHub::AddWait(double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_s_ += seconds;
+}
+
+GateHub::Stats GateHub::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {gate_.shared_holders(), gate_.exclusive_held(), gate_.queued(), gate_.bytes_held(),
+          max_shared_seen_,       exclusive_grants_,      held_s_};
+}
+
 int GateHub::max_shared_seen() const {
   std::lock_guard<std::mutex> lock(mu_);
   return max_shared_seen_;
 }
 
 util::ProcessResult WaitGated(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub& hub,
-                              const std::function<bool()>& cancelled) {
+                              const std::function<bool()>& cancelled, double* held_s) {
   constexpr int kPollMs = 5;  // how soon a grant made by another thread reaches this child
   const GpuGate::Holder holder = hub.NewHolder();
   hub.Register(holder, set.GroupId(id));
@@ -97,12 +116,24 @@ util::ProcessResult WaitGated(util::ProcessSet& set, util::ProcessSet::Id id, co
       hub.Handle(holder, j.value("want", ""), bytes_wanted);
     }
   };
+  double held = 0;
+  auto last = std::chrono::steady_clock::now();
   for (;;) {
+    bool was_held = hub.Held(holder);  // over the poll that follows (grants are taken below it)
     auto done = set.WaitAny(kPollMs);
+    auto now = std::chrono::steady_clock::now();
+    if (was_held && hub.Held(holder)) {
+      double dt = std::chrono::duration<double>(now - last).count();
+      held += dt;
+      hub.AddWait(dt);
+      set.ExtendWallLimit(id, dt);
+    }
+    last = now;
     take(set.TakeChannel(id));
     for (auto& [finished, result] : done) {
       if (finished != id) continue;
       hub.Drop(holder);
+      if (held_s) *held_s = held;
       result.channel_data = received + result.channel_data;
       return std::move(result);
     }

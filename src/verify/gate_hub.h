@@ -33,8 +33,25 @@ class GateHub {
   void Drop(GpuGate::Holder h);
   // True once per grant made to h (by any thread's call).
   bool TakeGrant(GpuGate::Holder h);
-  int max_shared_seen() const;
-  bool Stopped(GpuGate::Holder h) const;  // h's group is stopped for another's timing  // the most shared holders at once so far (for tests and metrics)
+  int max_shared_seen() const;  // the most shared holders at once so far (for tests and metrics)
+  bool Stopped(GpuGate::Holder h) const;  // h's group is stopped for another's timing
+  // h's child cannot go on because of the gate: its request is not granted yet, the grant
+  // has not reached it, or it is stopped for another's timing. WaitGated does not count
+  // this time against the child's wall limit.
+  bool Held(GpuGate::Holder h) const;
+  void AddWait(double seconds);  // a child's time held by the gate (Held), for Stats
+
+  // A snapshot for /metrics (kz serve, docs/throughput.md).
+  struct Stats {
+    int shared = 0;            // shared holders now
+    bool exclusive = false;    // a holder is being timed now
+    size_t queued = 0;         // requests waiting
+    uint64_t bytes_held = 0;   // the shared holders' footprints, summed
+    int max_shared_seen = 0;
+    uint64_t exclusive_grants = 0;  // timings granted so far
+    double held_s = 0;         // children's time held by the gate so far, summed
+  };
+  Stats stats() const;
 
  private:
   void Note(const std::vector<GpuGate::Holder>& granted);
@@ -47,14 +64,18 @@ class GateHub {
   std::set<GpuGate::Holder> granted_;
   GpuGate::Holder next_ = 1;
   int max_shared_seen_ = 0;
+  uint64_t exclusive_grants_ = 0;
+  double held_s_ = 0;
 };
 
 // Waits for child `id` of `set` (a run child started with stream_channel and options.gate):
 // answers its gate frames (only those carrying `token`) through `hub`, polling every few
 // milliseconds for grants other threads made, and drops it from the gate when it ends. The
 // result holds every channel byte, for worker::ParseWorkerReply. `cancelled` (may be empty)
-// is polled: once true the child is killed.
+// is polled: once true the child is killed. The time the gate holds the child (GateHub::Held)
+// is added to its wall limit, so a sample is never killed for waiting on others; it is
+// returned in *held_s (may be null).
 util::ProcessResult WaitGated(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub& hub,
-                              const std::function<bool()>& cancelled);
+                              const std::function<bool()>& cancelled, double* held_s = nullptr);
 
 }  // namespace kz::verify

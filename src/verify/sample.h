@@ -27,6 +27,10 @@ struct VerifyOptions {
   std::optional<double> atol, rtol, rel_l2;
   bool timing = true;
   double timing_budget_s = 10;
+  // > 0: adaptive timing (docs/throughput.md): stop once both sides' medians have a 95 %
+  // interval of half-width <= timing_ci_rel x median (at least 10 calls); 0: the fixed rule
+  // (30 calls at least, until the medians move by < 1 %).
+  double timing_ci_rel = 0;
   double timeout_s = 300;              // per sample run
   double compile_timeout_s = 900;      // per extension build
   double extract_timeout_s = 120;

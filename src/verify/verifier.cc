@@ -226,7 +226,8 @@ json Verifier::RunOptions(bool on_gpu) const {
   return {{"trials", options_.trials},     {"seed", options_.seed},
           {"atol", opt(options_.atol)},    {"rtol", opt(options_.rtol)},
           {"rel_l2", opt(options_.rel_l2)}, {"timing", options_.timing && on_gpu},
-          {"warmup", 3},                   {"min_calls", 30},
+          {"warmup", 3},                   {"min_calls", options_.timing_ci_rel > 0 ? 10 : 30},
+          {"ci_rel", options_.timing_ci_rel},
           {"max_calls", 2000},             {"timing_budget_s", options_.timing_budget_s},
           {"stable_rel", 0.01},            {"gpu_mem_fraction", nullptr},
           {"policy", options_.policy},     {"min_candidate_share", options_.min_candidate_share},
@@ -258,7 +259,7 @@ Verifier::Prestarted Verifier::Prestart(const worker::WorkerConfig& worker, cons
   util::ProcessSpec spec = worker::MakeWorkerSpec(worker, call);
   spec.channel_input.clear();
   spec.hold = true;
-  spec.stream_channel = options.gpu_concurrency > 1;  // its gate frames are answered while it runs
+  spec.stream_channel = p.gated = options.gpu_concurrency > 1;  // its gate frames are answered while it runs
   p.set = std::make_unique<util::ProcessSet>();
   p.id = p.set->Start(std::move(spec));
   return p;
@@ -272,6 +273,7 @@ Verifier::Prestarted& Verifier::Prestarted::operator=(Prestarted&& o) noexcept {
   scratch = std::exchange(o.scratch, std::string());
   jail = std::move(o.jail);
   gpu = o.gpu;
+  gated = o.gated;
   return *this;
 }
 
@@ -312,7 +314,8 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
   call.devices = gpu ? worker::GpuDevices(gpu->index) : std::vector<std::string>();
   Prestarted own;
   bool used_pre = false;
-  bool same_device = pre && pre->set && (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1);
+  bool same_device = pre && pre->set && (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1) &&
+                     pre->gated == (gate_ != nullptr);
   if (same_device) {
     worker::WorkerCall into = call;
     into.jail = pre->jail;  // inputs staged into the running child's jail
@@ -332,13 +335,17 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
     id = own.set->Start(std::move(spec));
   }
   if (pre) *pre = Prestarted();  // consumed (or stale: dropped)
+  double gate_held_s = -1;
   if (gate_)
-    ApplyRunReply(w.verdict, worker::ParseWorkerReply(WaitGated(*own.set, id, call.token, *gate_, cancelled_), call.token));
+    ApplyRunReply(w.verdict, worker::ParseWorkerReply(WaitGated(*own.set, id, call.token, *gate_, cancelled_, &gate_held_s),
+                                                      call.token));
   else
     WaitAll(*own.set, [&](util::ProcessSet::Id, util::ProcessResult proc) {
       ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));
     });
   if (used_pre && w.verdict["child"].is_object()) w.verdict["child"]["prestarted"] = true;
+  // Time the GPU gate held the child (not counted against its wall limit).
+  if (gate_held_s >= 0 && w.verdict["child"].is_object()) w.verdict["child"]["gate_held_s"] = gate_held_s;
 }
 
 std::vector<Verifier::Work> Verifier::Stage(const std::vector<Sample>& samples) const {

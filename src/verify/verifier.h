@@ -77,6 +77,7 @@ class Verifier {
     std::string scratch;         // its TORCH_EXTENSIONS_DIR; removed with it ("" when sandboxed)
     std::shared_ptr<sandbox::Jail> jail;  // its sandbox (null when off): the sample's inputs are staged into it
     std::optional<Gpu> gpu;
+    bool gated = false;  // started to speak to a GPU gate (stream_channel): used only with one
   };
   static Prestarted Prestart(const worker::WorkerConfig& worker, const VerifyOptions& options,
                              const std::optional<Gpu>& gpu);
@@ -87,6 +88,10 @@ class Verifier {
   // (its verdict says "cancelled"). CUDA extension builds are not interrupted.
   static constexpr int kCancelPollMs = 100;
   void SetCancel(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
+
+  // The GPU gate Finish's run child shares (kz serve: one hub per GPU for all its slots and
+  // their per-job Verifiers, docs/throughput.md); null: none (one child on the GPU at a time).
+  void ShareGate(std::shared_ptr<GateHub> hub) { gate_ = std::move(hub); }
 
  private:
   void Prepare(const Sample& sample, Work& w) const;

@@ -10,37 +10,6 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
 SERVE_FLAGS=(--cpu-slots 2 --build-threads 2 --wait-timeout 120)
 check() { if eval "$2"; then ok "$1"; else bad "$1 ($2)"; fi; }
-job_field() { curl -s --max-time 5 "$BASE/v1/jobs/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
-wait_state() {  # ID STATE SECONDS
-  for _ in $(seq $(($3 * 4))); do
-    [[ $(job_field "$1" state 2>/dev/null) == "$2" ]] && return 0
-    sleep 0.25
-  done
-  return 1
-}
-# batch OUT SPEC...: a /v1/batch body; SPEC slow:S (correct relu, sleeps S s in its first
-# forward; S also makes the content unique) or cheat (torch.relu in forward: the screen
-# rejects it before any run).
-batch() {
-  python3 - "$@" <<'PY'
-import json, sys
-out, specs = sys.argv[1], sys.argv[2:]
-task = open("examples/tasks/relu.py").read()
-ok = open("examples/candidates/relu_triton_ok.py").read()
-def slow(s):
-    c = ok.replace("import torch\n", "import time\nimport torch\n", 1).replace("class ModelNew", "_SLEPT = []\n\n\nclass ModelNew")
-    return c.replace("        x = x.contiguous()\n", "        if not _SLEPT:\n            _SLEPT.append(1)\n"
-                     "            time.sleep(%s)\n        x = x.contiguous()\n" % s)
-cheat = ("import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
-         "        return torch.relu(x)\n")
-def sample(spec):
-    name, _, arg = spec.partition(":")
-    cand = slow(arg) if name == "slow" else cheat
-    return {"task": task, "candidate": cand, "backend": "triton", "options": {"trials": 1}}
-json.dump({"samples": [sample(s) for s in specs]}, open(out, "w"))
-PY
-}
-ids() { python3 -c "import json; [print(j['id']) for j in json.load(open('$OUT_FILE'))['jobs']]"; }
 
 start_server
 http "healthz" 200 GET /healthz

@@ -94,6 +94,28 @@ TEST(MetricsTest, EachSlotHasItsBusySeconds) {
   EXPECT_TRUE(Has(t, "kz_jobs_staged 3")) << t;
 }
 
+TEST(MetricsTest, EachGateHasItsGauges) {
+  Metrics m;
+  MetricsSnapshot snap;
+  verify::GateHub::Stats st;
+  st.shared = 3;
+  st.exclusive = true;
+  st.queued = 2;
+  st.max_shared_seen = 4;
+  st.exclusive_grants = 7;
+  st.held_s = 1.25;
+  snap.gates = {{"cuda:0", st}, {"cuda:1", verify::GateHub::Stats{}}};
+  std::string t = m.Render(snap);
+  EXPECT_TRUE(Has(t, "kz_gate_shared_holders{device=\"cuda:0\"} 3")) << t;
+  EXPECT_TRUE(Has(t, "kz_gate_exclusive{device=\"cuda:0\"} 1")) << t;
+  EXPECT_TRUE(Has(t, "kz_gate_queued{device=\"cuda:0\"} 2")) << t;
+  EXPECT_TRUE(Has(t, "kz_gate_max_shared{device=\"cuda:0\"} 4")) << t;
+  EXPECT_TRUE(Has(t, "kz_gate_exclusive_total{device=\"cuda:0\"} 7")) << t;
+  EXPECT_TRUE(Has(t, "kz_gate_held_seconds_total{device=\"cuda:0\"} 1.25")) << t;
+  EXPECT_TRUE(Has(t, "kz_gate_exclusive{device=\"cuda:1\"} 0")) << t;
+  EXPECT_FALSE(Has(m.Render(MetricsSnapshot{}), "kz_gate_")) << "no gate, no gauges";
+}
+
 TEST(MetricsTest, AVerdictWithoutStagesObservesOnlyWhatItHas) {
   Metrics m;
   m.ObserveVerdict({{"status", "compile_error"}, {"seconds", 0.2}}, std::nullopt);

@@ -46,5 +46,24 @@ TEST(VerifyRequestTest, SchedulingFieldsAreOptionalAndNotInTheKey) {
   EXPECT_EQ(JobKey(a, "s"), JobKey(b, "s"));
 }
 
+// The per-request adaptive-timing option (docs/throughput.md): a fraction in 0..0.5, part
+// of the job's key (another timing rule is another measurement).
+TEST(VerifyRequestTest, TimingCiIsABoundedFractionAndInTheKey) {
+  VerifyRequest a, b;
+  std::string err;
+  ASSERT_TRUE(ParseVerifyRequest(R"({"task": "t", "candidate": "c", "options": {"timing_ci": 0.02}})", &a, &err)) << err;
+  verify::VerifyOptions o;
+  ASSERT_TRUE(ApplyOptions(a.options, &o, &err)) << err;
+  EXPECT_DOUBLE_EQ(o.timing_ci_rel, 0.02);
+  ASSERT_TRUE(ParseVerifyRequest(R"({"task": "t", "candidate": "c"})", &b, &err)) << err;
+  EXPECT_NE(JobKey(a, "s"), JobKey(b, "s"));
+  for (const char* bad : {R"({"task": "t", "candidate": "c", "options": {"timing_ci": 0.7}})",
+                          R"({"task": "t", "candidate": "c", "options": {"timing_ci": -1}})",
+                          R"({"task": "t", "candidate": "c", "options": {"timing_ci": "tight"}})"}) {
+    EXPECT_FALSE(ParseVerifyRequest(bad, &a, &err)) << bad;
+    EXPECT_NE(err.find("timing_ci"), std::string::npos) << err;
+  }
+}
+
 }  // namespace
 }  // namespace kz::service

@@ -48,6 +48,10 @@ TEST(RunConfigTest, DefaultsAndValuesAreRead) {
   c = Parse("[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\nconcurrency = 4\n", &err);
   ASSERT_EQ(err, "");
   EXPECT_EQ(c.verify_concurrency, 4);
+  EXPECT_EQ(c.verify_timing_ci, 0) << "the fixed timing rule by default";
+  c = Parse("[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\ntiming_ci = 0.02\n", &err);
+  ASSERT_EQ(err, "");
+  EXPECT_DOUBLE_EQ(c.verify_timing_ci, 0.02);
 }
 
 TEST(RunConfigTest, EveryFaultIsNamed) {
@@ -64,6 +68,7 @@ TEST(RunConfigTest, EveryFaultIsNamed) {
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\ncpu = 1\n", "[verify] cpu must be true or false"},
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\nlr = 2.0\n", "[coder] lr = 2"},
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\nconcurrency = 0\n", "[verify] concurrency = 0 is out of range"},
+      {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\ntiming_ci = 0.9\n", "[verify] timing_ci = 0.9 is out of range"},
       {"[model\n", "not valid TOML"},
       {"model = 3\n", "[model] must be a table"},
   };

@@ -44,6 +44,23 @@ TEST(Subprocess, DeadlineKillsTheWholeGroup) {
   EXPECT_EQ(r.stdout_tail, "");
 }
 
+// Time a child waits on something outside its control (the GPU gate) is added to its limit.
+TEST(Subprocess, ExtendedWallLimitLetsTheChildFinish) {
+  ProcessSet set;
+  auto spec = Sh("sleep 1.5; echo done");
+  spec.wall_limit_s = 1.0;
+  auto id = set.Start(std::move(spec));
+  ASSERT_TRUE(set.ExtendWallLimit(id, 2.0));
+  std::vector<std::pair<ProcessSet::Id, ProcessResult>> done;
+  while (done.empty()) done = set.WaitAny();
+  EXPECT_EQ(done[0].second.end, ProcessEnd::kExited);
+  EXPECT_EQ(done[0].second.stdout_tail, "done\n");
+  EXPECT_FALSE(set.ExtendWallLimit(id, 1.0)) << "reaped";
+  EXPECT_FALSE(set.ExtendWallLimit(999, 1.0)) << "unknown";
+  auto unlimited = set.Start(Sh("exit 0"));
+  EXPECT_FALSE(set.ExtendWallLimit(unlimited, 1.0)) << "no wall limit to extend";
+}
+
 TEST(Subprocess, HugeOutputKeepsOnlyATail) {
   auto spec = Sh("head -c 20000000 /dev/zero | tr '\\0' 'x'; echo END");
   spec.tail_bytes = 100;

@@ -96,5 +96,41 @@ TEST_F(GateHubTest, AHolderThatNeverRanIsNotStoppedAndADroppedTimerContinuesTheO
   EXPECT_EQ(StateSettlingOn(b_, 'S'), 'S');
 }
 
+// Held (what WaitGated keeps off a child's wall limit): a request not granted yet, a grant
+// not yet taken by the child's thread, a stop for another's timing; Stats for /metrics.
+TEST_F(GateHubTest, HeldCoversWaitingAndStoppedAndStatsCountTheTimings) {
+  GateHub hub(0, 1);
+  auto h1 = hub.NewHolder(), h2 = hub.NewHolder();
+  hub.Register(h1, a_);
+  hub.Register(h2, b_);
+  EXPECT_FALSE(hub.Held(h1)) << "asked for nothing";
+  hub.Handle(h1, "shared", 0);
+  EXPECT_TRUE(hub.Held(h1)) << "granted, not yet told";
+  EXPECT_TRUE(hub.TakeGrant(h1));
+  EXPECT_FALSE(hub.Held(h1));
+  hub.Handle(h2, "shared", 0);
+  EXPECT_TRUE(hub.Held(h2)) << "max_shared 1: waits for 1";
+  EXPECT_EQ(hub.stats().queued, 1u);
+  hub.Handle(h1, "exclusive", 0);  // 1 releases its shared hold: 2 is first in line
+  EXPECT_TRUE(hub.TakeGrant(h2));
+  hub.Handle(h2, "exclusive", 0);  // 1 (earlier) times; 2 ran code: stopped
+  EXPECT_TRUE(hub.TakeGrant(h1));
+  EXPECT_TRUE(hub.Held(h2)) << "stopped and waiting";
+  auto st = hub.stats();
+  EXPECT_TRUE(st.exclusive);
+  EXPECT_EQ(st.exclusive_grants, 1u);
+  hub.Handle(h1, "release", 0);
+  EXPECT_TRUE(hub.TakeGrant(h2));
+  EXPECT_EQ(hub.stats().exclusive_grants, 2u);
+  hub.AddWait(1.5);
+  hub.AddWait(0.5);
+  EXPECT_DOUBLE_EQ(hub.stats().held_s, 2.0);
+  hub.Handle(h2, "release", 0);
+  st = hub.stats();
+  EXPECT_FALSE(st.exclusive);
+  EXPECT_EQ(st.shared, 0);
+  EXPECT_EQ(st.max_shared_seen, 1);
+}
+
 }  // namespace
 }  // namespace kz::verify
