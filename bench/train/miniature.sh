@@ -22,6 +22,10 @@ KZ=${KZ:-build/bin/kz} RUN=${RUN:-/tmp/kz-mini} MODEL=${MODEL:-$PWD/.models/Smol
 PAIRS=${PAIRS:-32} POOL=${POOL:-32} HELD=${HELD:-64} ROUNDS=${ROUNDS:-2} STEPS=${STEPS:-4} TPS=${TPS:-8} SPT=${SPT:-8}
 TOKENS=${TOKENS:-384} SFT_LR=${SFT_LR:-${LR:-2e-4}} CODER_LR=${CODER_LR:-1e-5} EPOCHS=${EPOCHS:-8} DEVICE=${DEVICE:-auto}
 JOBS=${JOBS:-4} CONCURRENCY=${CONCURRENCY:-1}
+# The Proposer phase (docs/training.md): PSTEPS Proposer steps per round of PSETS API sets x
+# PSAMPLES modules, PCODER Coder attempts per valid module; FREEZE > 0 freezes the Proposer
+# after that round (the paper's ablation). PSTEPS=0 (default): no Proposer phase.
+PSTEPS=${PSTEPS:-0} PSETS=${PSETS:-8} PSAMPLES=${PSAMPLES:-4} PCODER=${PCODER:-4} FREEZE=${FREEZE:-0}
 CPU=() VCPU=false
 [[ ${1:-} == --cpu ]] && CPU=(--cpu) VCPU=true
 [[ -f $MODEL ]] || { echo "miniature: no model at $MODEL (scripts/setup.sh extracts it)"; exit 2; }
@@ -71,6 +75,13 @@ steps_per_round = $STEPS
 max_new_tokens = $TOKENS
 temperature = 1.0
 lr = $CODER_LR
+[proposer]
+steps_per_round = $PSTEPS
+sets_per_step = $PSETS
+samples_per_set = $PSAMPLES
+coder_samples = $PCODER
+max_new_tokens = 768
+freeze_after_round = $FREEZE
 [verify]
 cpu = $VCPU
 timeout = 120

@@ -28,12 +28,7 @@ bool DrawSets(const LoopArgs& a, const cur::Catalog& c, const std::string& out, 
   std::vector<std::vector<size_t>> frontier;
   if (!a.pool_for_sets.empty()) {
     auto pool = cur::FrontierPool::Open(a.pool_for_sets, err);
-    std::vector<std::vector<std::string>> named;
-    if (!pool || !pool->FailedSets(&named, err)) return false;
-    for (const auto& n : named) {
-      std::vector<size_t> s;
-      if (cur::ParseApiSet(c, n, &s, err)) frontier.push_back(std::move(s));
-    }
+    if (!pool || !cur::FrontierIndexSets(*pool, c, &frontier, err)) return false;
   }
   cur::Sampler sampler;
   if (!sampler.Init(c.size(), a.stats.empty() ? nullptr : &stats, a.sampler, err)) return false;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "bench/verdict_log.h"
+#include "curriculum/catalog.h"
 #include "generate/prompt.h"
 #include "train/rollout.h"
 #include "train/run_config.h"
@@ -162,7 +163,9 @@ int TrainCommandImpl::RunLoop() {
   if (!util::ReadFile(config_path_, &o.config_text, &err)) return usage(err);
   if (!train::ParseRunConfig(o.config_text, &o.config, &err)) return usage(config_path_ + ": " + err);
   std::string base = std::filesystem::absolute(config_path_).parent_path().string();
-  for (std::string* p : {&o.config.model, &o.config.sft_data, &o.config.coder_tasks, &o.config.eval_tasks})
+  auto& pr = o.config.proposer;
+  for (std::string* p : {&o.config.model, &o.config.sft_data, &o.config.coder_tasks, &o.config.eval_tasks, &pr.model,
+                         &pr.catalog, &pr.stats})
     *p = Resolve(*p, base);
   if (!util::PathExists(o.config.model)) return usage("[model] path " + o.config.model + " does not exist");
   generate::PromptTemplate t;
@@ -170,6 +173,15 @@ int TrainCommandImpl::RunLoop() {
   if (!generate::LoadTemplate(prompts + "/" + generate::DefaultTemplateName(o.config.backend, false), &t, &err))
     return usage(err);
   o.prompt_template = t.text;
+  o.worker = worker::LocateWorker(argv0_);
+  if (pr.steps_per_round > 0) {  // the Proposer phase: its model, catalog, statistics, prompt
+    if (pr.catalog.empty()) pr.catalog = curriculum::DefaultCatalogPath(argv0_);
+    for (const auto& [what, path] : {std::pair{"model", pr.model}, {"catalog", pr.catalog}, {"stats", pr.stats}})
+      if (!path.empty() && !util::PathExists(path)) return usage(std::string("[proposer] ") + what + " " + path + " does not exist");
+    generate::PromptTemplate pt;
+    if (!generate::LoadTemplate(prompts + "/proposer_module.v1.txt", &pt, &err)) return usage(err);
+    o.proposer_template = pt.text;
+  }
   o.out = std::filesystem::absolute(run_out_).lexically_normal().string();
   o.trainer = train::DefaultTrainerConfig(argv0_);
   verify::VerifyOptions v;

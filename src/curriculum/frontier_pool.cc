@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "curriculum/catalog.h"
+
 namespace kz::curriculum {
 namespace {
 
@@ -175,6 +177,19 @@ bool FrontierPool::FailedSets(std::vector<std::vector<std::string>>* out, std::s
   if (!s.ok()) return *err = Error(db_), false;
   while (s.Step() == SQLITE_ROW)
     out->push_back(nlohmann::json::parse(s.Text(0), nullptr, false).get<std::vector<std::string>>());
+  return true;
+}
+
+bool FrontierIndexSets(FrontierPool& pool, const Catalog& catalog, std::vector<std::vector<size_t>>* out,
+                       std::string* err) {
+  std::vector<std::vector<std::string>> named;
+  if (!pool.FailedSets(&named, err)) return false;
+  out->clear();
+  for (const auto& n : named) {
+    std::vector<size_t> s;
+    std::string why;
+    if (ParseApiSet(catalog, n, &s, &why)) out->push_back(std::move(s));
+  }
   return true;
 }
 

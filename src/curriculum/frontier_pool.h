@@ -60,4 +60,10 @@ class FrontierPool {
   sqlite3* db_;
 };
 
+class Catalog;
+// The pool's failed API sets as catalog indices (sets naming an API the catalog lacks are
+// skipped): what the sampler's frontier share draws from.
+bool FrontierIndexSets(FrontierPool& pool, const Catalog& catalog, std::vector<std::vector<size_t>>* out,
+                       std::string* err);
+
 }  // namespace kz::curriculum

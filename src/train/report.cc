@@ -75,6 +75,37 @@ bench::PlotSpec Spec(const std::string& title, const std::string& x, const std::
   return s;
 }
 
+// The Proposer phase's table (the paper's Figure 3 quantities per Proposer step).
+std::string ProposerMarkdown(const std::vector<json>& proposer) {
+  std::ostringstream md;
+  md << "## Proposer steps (Frontier Reward)\n\n"
+     << "| unit | proposals | valid | validity | Coder accuracy on valid | frontier reward mean | zero-variance sets | "
+        "trained samples | loss |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& p : proposer)
+    md << "| " << p["unit"].get<std::string>() << " | " << p.value("proposals", 0) << " | " << p.value("valid", 0) << " | "
+       << Fixed(p["validity_rate"]) << " | " << Fixed(p["coder_accuracy"]) << " | " << Fixed(p["frontier_reward_mean"])
+       << " | " << p.value("groups_zero_variance", 0) << " | " << p.value("trained_samples", 0) << " | "
+       << (p.contains("loss") ? Fixed(p["loss"], 4) : (p.value("frozen", false) ? "frozen" : "no step")) << " |\n";
+  md << "\n![Proposer steps](proposer.svg)\n\n";
+  return md.str();
+}
+
+// Validity, the Coder's accuracy on the valid modules and the mean Frontier Reward per
+// Proposer step (the reward can be negative: invalid modules' penalty).
+std::string ProposerSvg(const std::vector<json>& proposer) {
+  bench::Series valid{"validity rate", {}}, acc{"Coder accuracy", {}}, reward{"frontier reward", {}};
+  double lo = 0;
+  for (size_t i = 0; i < proposer.size(); ++i) {
+    valid.points.push_back({double(i + 1), proposer[i].value("validity_rate", NAN)});
+    acc.points.push_back({double(i + 1), proposer[i].value("coder_accuracy", NAN)});
+    reward.points.push_back({double(i + 1), proposer[i].value("frontier_reward_mean", NAN)});
+    lo = std::min(lo, proposer[i].value("frontier_reward_mean", 0.0));
+  }
+  return bench::LinePlotSvg(Spec("Proposer: frontier-driven generation", "Proposer step", "share / reward",
+                                 double(proposer.size()), lo, 1),
+                            {valid, acc, reward});
+}
+
 std::string Markdown(const std::string& run, const json& sft, const std::vector<json>& coder, const std::vector<json>& evals,
                      const TrainReportOptions& o) {
   std::ostringstream md;
@@ -122,10 +153,11 @@ bool WriteTrainReport(const TrainReportOptions& o, json* summary, std::string* e
   if (!util::ReadFile(o.run_dir + "/metrics.jsonl", &text, err))
     return *err = o.run_dir + " has no metrics.jsonl (not a kz train run directory, or no unit has finished): " + *err, false;
   json sft;
-  std::vector<json> coder, evals;
+  std::vector<json> coder, evals, proposer;
   for (auto& u : LoadUnits(text)) {
     std::string kind = u.value("kind", "");
     if (kind == "sft") sft = u;
+    else if (kind == "proposer") proposer.push_back(u);
     else if (kind == "coder") coder.push_back(u);
     else if (kind == "eval") evals.push_back(u);
   }
@@ -146,8 +178,11 @@ bool WriteTrainReport(const TrainReportOptions& o, json* summary, std::string* e
     fast.points.push_back({r, e.value("fast_1_at_1", NAN)});
   }
   std::string out = o.out_dir.empty() ? o.run_dir + "/report" : o.out_dir;
-  std::string md = Markdown(o.run_dir, sft, coder, evals, o);
-  *summary = {{"format", "kz.train_report/1"}, {"run", o.run_dir}, {"sft", sft}, {"coder", coder}, {"eval", evals}};
+  std::string md = Markdown(o.run_dir, sft, coder, evals, o) + (proposer.empty() ? "" : "\n" + ProposerMarkdown(proposer));
+  *summary = {{"format", "kz.train_report/1"}, {"run", o.run_dir}, {"sft", sft}, {"coder", coder}, {"eval", evals},
+              {"proposer", proposer}};
+  if (!proposer.empty() && !(util::MakeDirs(out, err) && util::WriteFileAtomic(out + "/proposer.svg", ProposerSvg(proposer), err)))
+    return false;
   std::string coder_svg = bench::LinePlotSvg(
       Spec("Coder: CA-GRPO steps", "step", "accuracy / reward", double(coder.size()), 0, reward_max), {acc, reward});
   std::string eval_svg =

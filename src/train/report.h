@@ -1,9 +1,11 @@
 // `kz train report`: a run directory's metrics.jsonl turned into what a reader looks at
 // (docs/training.md, "The report"): report.md (tables of the SFT, every Coder step and
 // every held-out evaluation, each evaluation against the first one with a paired bootstrap
-// interval over tasks), report.json (the same figures) and two SVG plots (coder.svg: the
-// Coder's group accuracy and mean reward per step; eval.svg: held-out pass@1 and fast_1@1
-// per round). Reads only; works on a run that is still going.
+// interval over tasks; with a Proposer phase, every Proposer step), report.json (the same
+// figures) and SVG plots (coder.svg: the Coder's group accuracy and mean reward per step;
+// eval.svg: held-out pass@1 and fast_1@1 per round; proposer.svg: validity rate, the Coder's
+// accuracy on the valid modules and the mean Frontier Reward per Proposer step, the paper's
+// Figure 3). Reads only; works on a run that is still going.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -36,14 +36,9 @@ bool GenerationFromJson(const json& j, GenerateResult* g) {
   return true;
 }
 
-// The samples of generation.json, or a fresh generation written there first.
+// The Coder's samples for `tasks`: GenerateOnce in unit_dir/generation.json.
 bool Generate(TrainerBackend& backend, const std::vector<RolloutTask>& tasks, const RolloutOptions& o,
               const std::string& unit_dir, GenerateResult* g, std::string* err, TrainerError* terr) {
-  std::string path = unit_dir + "/generation.json", text, why;
-  if (util::ReadFile(path, &text, &why) && GenerationFromJson(json::parse(text, nullptr, false), g) &&
-      g->samples.size() == tasks.size() * size_t(o.n))
-    return true;
-  *g = {};
   GenerateRequest req;
   for (const auto& t : tasks) {
     std::string prompt;
@@ -55,8 +50,7 @@ bool Generate(TrainerBackend& backend, const std::vector<RolloutTask>& tasks, co
   req.max_new_tokens = o.max_new_tokens;
   req.seed = o.seed;
   req.chat = true;
-  if (!backend.Generate(req, g, terr)) return *err = "generate: " + terr->message, false;
-  return util::WriteFileAtomic(path, GenerationToJson(*g).dump() + "\n", err);
+  return GenerateOnce(backend, req, unit_dir + "/generation.json", g, err, terr);
 }
 
 std::optional<double> Speedup(const json& verdict) {
@@ -66,6 +60,17 @@ std::optional<double> Speedup(const json& verdict) {
 }
 
 }  // namespace
+
+bool GenerateOnce(TrainerBackend& backend, const GenerateRequest& req, const std::string& path, GenerateResult* g,
+                  std::string* err, TrainerError* terr) {
+  std::string text, why;
+  if (util::ReadFile(path, &text, &why) && GenerationFromJson(json::parse(text, nullptr, false), g) &&
+      g->samples.size() == req.prompts.size() * size_t(req.n))
+    return true;
+  *g = {};
+  if (!backend.Generate(req, g, terr)) return *err = "generate: " + terr->message, false;
+  return util::WriteFileAtomic(path, GenerationToJson(*g).dump() + "\n", err);
+}
 
 bool RenderCoderPrompt(const RolloutTask& t, const RolloutOptions& o, std::string* prompt, std::string* err) {
   std::string why;

@@ -47,6 +47,11 @@ struct RolloutSample {
 using VerifyFn = std::function<void(const std::vector<verify::Sample>&,
                                     const std::function<void(size_t, const nlohmann::json&)>&)>;
 
+// The samples of `path` (kz.generation/1) when it holds all of req's, else a fresh generation
+// written there first: an interrupted unit does not sample again. Any policy, any prompts.
+bool GenerateOnce(TrainerBackend& backend, const GenerateRequest& req, const std::string& path, GenerateResult* g,
+                  std::string* err, TrainerError* terr);
+
 // The Coder's prompt for a task (the template rendered as `kz generate` renders it).
 bool RenderCoderPrompt(const RolloutTask& t, const RolloutOptions& o, std::string* prompt, std::string* err);
 

@@ -21,6 +21,9 @@ const std::map<std::string, std::set<std::string>>& Schema() {
       {"sft", {"data", "epochs", "batch", "lr"}},
       {"coder", {"tasks", "tasks_per_step", "samples_per_task", "steps_per_round", "max_new_tokens", "temperature",
                  "clip_eps", "kl_coef", "backend", "lr"}},
+      {"proposer", {"steps_per_round", "sets_per_step", "samples_per_set", "coder_samples", "k", "rho",
+                    "max_new_tokens", "temperature", "lr", "invalid_penalty", "freeze_after_round", "model", "catalog",
+                    "stats"}},
       {"rewards", {"alpha", "beta", "speedup_cap", "baseline"}},
       {"verify", {"cpu", "timeout", "jobs", "concurrency", "timing_ci"}},
       {"eval", {"tasks", "max_new_tokens"}},
@@ -36,7 +39,7 @@ class Reader {
     for (const auto& [name, node] : root_) {
       std::string t(name.str());
       auto it = Schema().find(t);
-      if (it == Schema().end()) return Fail("unknown table [" + t + "] (known: run, model, sft, coder, rewards, verify, eval)");
+      if (it == Schema().end()) return Fail("unknown table [" + t + "] (known: run, model, sft, coder, proposer, rewards, verify, eval)");
       if (!node.is_table()) return Fail("[" + t + "] must be a table");
       for (const auto& [key, value] : *node.as_table())
         if (!it->second.count(std::string(key.str()))) return Fail("[" + t + "]: unknown key '" + std::string(key.str()) + "'");
@@ -104,6 +107,20 @@ class Reader {
   std::string* err_;
 };
 
+bool ReadProposer(Reader& r, RunConfig::Proposer* p) {
+  return r.Int("proposer", "steps_per_round", &p->steps_per_round, 0, 100000) &&
+         r.Int("proposer", "sets_per_step", &p->sets_per_step, 1, 4096) &&
+         r.Int("proposer", "samples_per_set", &p->samples_per_set, 1, 256) &&
+         r.Int("proposer", "coder_samples", &p->coder_samples, 1, 256) && r.Int("proposer", "k", &p->k, 1, 16) &&
+         r.Double("proposer", "rho", &p->rho, 0, 0.99) &&
+         r.Int("proposer", "max_new_tokens", &p->max_new_tokens, 1, 65536) &&
+         r.Double("proposer", "temperature", &p->temperature, 0, 10) && r.Double("proposer", "lr", &p->lr, 0, 1) &&
+         r.Double("proposer", "invalid_penalty", &p->invalid_penalty, -100, 0) &&
+         r.Int("proposer", "freeze_after_round", &p->freeze_after_round, 0, 1000) &&
+         r.String("proposer", "model", &p->model) && r.String("proposer", "catalog", &p->catalog) &&
+         r.String("proposer", "stats", &p->stats);
+}
+
 bool ReadAll(Reader& r, RunConfig* c) {
   int64_t seed = static_cast<int64_t>(c->seed);
   std::string baseline = "group";
@@ -127,12 +144,13 @@ bool ReadAll(Reader& r, RunConfig* c) {
             r.Int("verify", "concurrency", &c->verify_concurrency, 1, 64) &&
             r.Double("verify", "timing_ci", &c->verify_timing_ci, 0, 0.5) &&
             r.String("eval", "tasks", &c->eval_tasks) && r.Int("eval", "max_new_tokens", &c->eval_max_new_tokens, 1, 65536);
-  if (!ok) return false;
+  if (!ok || !ReadProposer(r, &c->proposer)) return false;
   c->seed = static_cast<uint64_t>(seed);
   c->rewards.baseline = baseline == "loo" ? rewards::Baseline::kLeaveOneOut : rewards::Baseline::kGroupNormalised;
   if (c->model.empty()) return r.Fail("[model] path is required");
   if (std::string why = rewards::Validate(c->rewards); !why.empty()) return r.Fail("[rewards]: " + why);
-  if (c->steps_per_round > 0 && c->coder_tasks.empty()) return r.Fail("[coder] tasks is required when steps_per_round > 0");
+  if (c->steps_per_round > 0 && c->coder_tasks.empty() && c->proposer.steps_per_round == 0)
+    return r.Fail("[coder] tasks is required when steps_per_round > 0 (or a [proposer] phase that makes tasks)");
   if (c->device != "auto" && c->device != "cpu" && c->device != "cuda" && c->device.rfind("cuda:", 0) != 0)
     return r.Fail("[model] device = \"" + c->device + "\" is not auto, cpu, cuda or cuda:N");
   return true;

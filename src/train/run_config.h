@@ -31,6 +31,23 @@ struct RunConfig {
   double temperature = 1.0, clip_eps = 0.2, kl_coef = 0;
   double coder_lr = 0;             // 0: [model] lr (RL usually wants a smaller one than SFT)
   std::string backend = "triton";  // the Coder's kernel language (its prompt template)
+  // [proposer] (the Proposer phase before each round's Coder phase; off when steps_per_round
+  // is 0): API sets from the sampler and the frontier pool -> modules -> three-stage
+  // validation -> Coder attempts -> Frontier Reward -> a policy-gradient step (docs/training.md)
+  struct Proposer {
+    int steps_per_round = 0;
+    int sets_per_step = 4, samples_per_set = 4;  // a group = the samples of one API set
+    int coder_samples = 4;                       // Coder attempts per valid module (p = s / n)
+    int k = 3;                                   // APIs per set
+    double rho = 0.25;                           // share of sets drawn from the frontier pool
+    int max_new_tokens = 768;
+    double temperature = 1.0, lr = 0;            // lr 0: [model] lr
+    double invalid_penalty = -1.0;
+    int freeze_after_round = 0;                  // > 0: no Proposer step after that round (the ablation)
+    std::string model;                           // "" : [model] path (its own copy of the weights)
+    std::string catalog;                         // "" : the shipped API catalog
+    std::string stats;                           // co-occurrence statistics ("" : uniform partners)
+  } proposer;
   // [rewards]
   rewards::CaGrpoOptions rewards;
   // [verify]

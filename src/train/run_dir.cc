@@ -36,11 +36,13 @@ bool RunDir::LoadState(RunState* out, std::string* err) const {
   }
   for (const auto& u : j["done"]) out->done.push_back(u.get<std::string>());
   out->checkpoint = j.value("checkpoint", "");
+  out->proposer_checkpoint = j.value("proposer_checkpoint", "");
   return true;
 }
 
 bool RunDir::SaveState(const RunState& s, std::string* err) const {
   json j = {{"format", kStateFormat}, {"done", s.done}, {"checkpoint", s.checkpoint}};
+  if (!s.proposer_checkpoint.empty()) j["proposer_checkpoint"] = s.proposer_checkpoint;
   return util::WriteFileAtomic(path_ + "/state.json", j.dump(1) + "\n", err);
 }
 

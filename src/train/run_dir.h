@@ -1,6 +1,9 @@
 // The run directory of `kz train` (docs/training.md, "The run directory"):
 //   config.toml          the config the run started with (a resume must bring the same)
 //   state.json           kz.train_state/1: the units done, in order, and the last checkpoint
+//                        of each policy (the Coder's; the Proposer's when it trains)
+//   tasks/               the valid modules the Proposer phase made: Coder tasks from then on
+//   frontier.db          the frontier pool (curriculum/frontier_pool.h)
 //   ckpt/<unit>/         the model after each training unit (the last two are kept)
 //   rollouts/<unit>/     generation.json (the samples, kept so an interrupted unit does not
 //                        sample again), candidates/, verdicts.jsonl (fsync'd, keyed: no sample
@@ -18,7 +21,8 @@ namespace kz::train {
 
 struct RunState {
   std::vector<std::string> done;  // unit ids, in schedule order
-  std::string checkpoint;         // the model to resume from; "" = the config's model
+  std::string checkpoint;         // the Coder to resume from; "" = the config's model
+  std::string proposer_checkpoint;  // the Proposer's ("" = [proposer] model, else [model] path)
 };
 
 class RunDir {

@@ -3,10 +3,11 @@
 //   "sft"                      the cold start (when [sft] data is set)
 //   "r0.eval"                  held-out evaluation of the model RL starts from (when [eval]
 //                              tasks is set): the baseline every later evaluation is compared to
-//   "r<R>.coder.<S>"           CA-GRPO step S of round R (1-based)
+//   "r<R>.proposer.<S>"        Proposer step S of round R (when [proposer] steps_per_round > 0):
+//                              modules from API sets, validated, attempted by the Coder,
+//                              Frontier Reward, a Proposer update (none once frozen)
+//   "r<R>.coder.<S>"           CA-GRPO step S of round R (1-based), after the round's Proposer phase
 //   "r<R>.eval"                held-out evaluation after round R (when [eval] tasks is set)
-// The Proposer phase (issue 16's loop with the Frontier Reward as its step) comes before
-// each round's Coder phase once it is built.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,9 +18,9 @@ namespace kz::train {
 
 struct Unit {
   std::string id;    // as above; also a directory name under the run's rollouts/
-  std::string kind;  // "sft" | "coder" | "eval"
+  std::string kind;  // "sft" | "proposer" | "coder" | "eval"
   int round = 0, step = 0;  // step: 1-based within the round (coder); 0 otherwise
-  int global_step = 0;      // coder steps before this one, all rounds (seeds its sampling)
+  int global_step = 0;      // steps of its kind before this one, all rounds (seeds its sampling)
 };
 
 std::vector<Unit> Schedule(const RunConfig& c);

@@ -9,6 +9,7 @@
 
 #include "train/rollout.h"
 #include "train/run_config.h"
+#include "worker/worker_client.h"
 
 namespace kz::train {
 
@@ -16,7 +17,9 @@ struct TrainLoopOptions {
   RunConfig config;          // paths already resolved
   std::string config_text;   // as read (stored in the run directory, compared on resume)
   std::string out;           // run directory
-  std::string prompt_template;
+  std::string prompt_template;    // the Coder's
+  std::string proposer_template;  // the Proposer's (with a [proposer] phase)
+  worker::WorkerConfig worker;    // the curriculum's module_scan and validate children
   TrainerConfig trainer;
   VerifyFn verify;
 };

@@ -82,6 +82,11 @@ bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, 
 bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
                   TrainerError* terr) {
   const RunConfig& c = *ctx.config;
+  if (ctx.coder_pool.empty()) {  // [coder] tasks unset and the Proposer made no valid module yet
+    out->metrics = {{"unit", u.id}, {"kind", "coder"}, {"round", u.round}, {"step", u.step}, {"tasks", 0},
+                    {"skipped", "no Coder tasks yet: the Proposer has made no valid module"}};
+    return true;
+  }
   std::vector<RolloutTask> tasks;
   for (size_t i : StepTasks(ctx.coder_pool.size(), c.tasks_per_step, u.global_step, c.seed)) tasks.push_back(ctx.coder_pool[i]);
   RolloutOptions o{c.samples_per_task, c.temperature, c.max_new_tokens, int((c.seed + uint64_t(u.global_step)) % 1000000007),

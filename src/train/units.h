@@ -13,12 +13,15 @@
 
 namespace kz::train {
 
+struct ProposerContext;
+
 struct UnitContext {
-  TrainerBackend* backend = nullptr;
+  TrainerBackend* backend = nullptr;    // the Coder policy
   VerifyFn verify;
   const RunConfig* config = nullptr;
   std::string prompt_template;          // the Coder's template text
-  std::vector<RolloutTask> coder_pool;  // [coder] tasks
+  std::vector<RolloutTask> coder_pool;  // [coder] tasks and the Proposer's valid modules
+  ProposerContext* proposer = nullptr;  // with a [proposer] phase
   std::vector<RolloutTask> eval_tasks;  // [eval] tasks
 };
 

@@ -100,6 +100,43 @@ TEST(ScheduleTest, UnitsInOrderWithGlobalSteps) {
   EXPECT_EQ(Schedule(c).size(), 4u);
 }
 
+TEST(ScheduleTest, TheProposerPhaseComesBeforeEachRoundsCoderPhase) {
+  RunConfig c;
+  c.rounds = 2;
+  c.steps_per_round = 1;
+  c.proposer.steps_per_round = 2;
+  std::vector<std::string> ids;
+  std::vector<int> proposer_steps;
+  for (const auto& u : Schedule(c)) {
+    ids.push_back(u.id);
+    if (u.kind == "proposer") proposer_steps.push_back(u.global_step);
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"r1.proposer.1", "r1.proposer.2", "r1.coder.1", "r2.proposer.1",
+                                           "r2.proposer.2", "r2.coder.1"}));
+  EXPECT_EQ(proposer_steps, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(RunConfigTest, ProposerTable) {
+  std::string err;
+  RunConfig c = Parse("[model]\npath = \"m\"\n[proposer]\nsteps_per_round = 2\nsets_per_step = 8\nk = 2\nrho = 0.5\n"
+                      "freeze_after_round = 1\ninvalid_penalty = -0.5\n", &err);
+  ASSERT_EQ(err, "") << "no [coder] tasks needed: the Proposer makes them";
+  EXPECT_EQ(c.proposer.steps_per_round, 2);
+  EXPECT_EQ(c.proposer.sets_per_step, 8);
+  EXPECT_EQ(c.proposer.k, 2);
+  EXPECT_DOUBLE_EQ(c.proposer.rho, 0.5);
+  EXPECT_EQ(c.proposer.freeze_after_round, 1);
+  EXPECT_DOUBLE_EQ(c.proposer.invalid_penalty, -0.5);
+  EXPECT_EQ(c.proposer.samples_per_set, 4) << "a default";
+  for (const char* bad : {"rho = 1.0", "k = 0", "invalid_penalty = 1", "steps = 1"}) {
+    RunConfig d;
+    EXPECT_FALSE(ParseRunConfig(std::string("[model]\npath = \"m\"\n[proposer]\nsteps_per_round = 1\n") + bad + "\n", &d,
+                                &err))
+        << bad;
+    EXPECT_NE(err.find("[proposer]"), std::string::npos) << err;
+  }
+}
+
 TEST(StepTasksTest, EveryTaskOncePerPassAndReproducible) {
   const size_t pool = 10;
   std::map<size_t, int> seen;
