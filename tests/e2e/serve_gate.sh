@@ -4,6 +4,8 @@
 # shared stages while the third waits for it; that wait is not counted against the third's
 # wall limit (--timeout is shorter than its wait plus its run, and it is still correct), the
 # verdicts carry child.gate_held_s, and /metrics shows the gate (kz_gate_*{device="cpu"}).
+# A sample that hangs while holding the gate is killed at its own limit and changes no other
+# sample's verdict.
 KZ=$1
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -30,6 +32,13 @@ WALL=$(for id in "${JOBS[@]}"; do verdict_field "$id" 'v["child"]["wall_s"]'; do
 echo "     longest gate hold ${HELD} s, longest child wall ${WALL} s (limit 24 s)"
 check "one job waited for the gate (>= 8 s held)" 'python3 -c "import sys; sys.exit(not float(\"$HELD\") >= 8)"'
 check "its wall time passed the limit; the hold was not counted" 'python3 -c "import sys; sys.exit(not float(\"$WALL\") > 24)"'
+# A hanging sample among correct ones, sharing the gate.
+batch "$TMP/hang.json" slow:3 slow:1000 slow:3.1
+http "a hanging sample between two correct ones" 202 POST /v1/batch "$TMP/hang.json"
+mapfile -t HANG < <(ids)
+for id in "${HANG[@]}"; do wait_state "$id" done 240 || bad "job $id not done in 240 s"; done
+check "the hanging one is killed at its limit" '[[ $(verdict_field ${HANG[1]} "v[\"status\"]") == timeout ]]'
+check "the others are correct" '[[ $(verdict_field ${HANG[0]} "v[\"status\"]") == correct && $(verdict_field ${HANG[2]} "v[\"status\"]") == correct ]]'
 http "metrics" 200 GET /metrics
 metric() { grep -E "^$1 " "$OUT_FILE" | awk '{print $2}'; }
 check "gate: two shared holders at most" '[[ $(metric "kz_gate_max_shared\{device=\"cpu\"\}") == 2 ]]'
