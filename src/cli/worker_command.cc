@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -48,6 +49,10 @@ class WorkerCommandImpl : public WorkerCommand {
         ->capture_default_str()->check(CLI::Range(0.5, 86400.0));
     c->add_option("--max-deliveries", max_deliveries_, "A job handed out more often than this fails (it keeps killing workers)")
         ->capture_default_str()->check(CLI::PositiveNumber);
+    c->add_option("--gpu-concurrency", o_.gpu_concurrency,
+                  "Consumers in this process sharing the GPU through its gate: correctness stages at once, timing "
+                  "exclusive (default 1; docs/throughput.md); named NAME.0 .. NAME.K-1")
+        ->check(CLI::Range(1, 64));
     c->add_flag("--no-prestart", no_prestart_,
                 "Start each run child when its job arrives (default: the next child is started ahead, torch imported)");
     c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
@@ -76,34 +81,45 @@ class WorkerCommandImpl : public WorkerCommand {
       return Usage("--name must be 1..64 of [A-Za-z0-9._-] (it names the work directory)");
     worker::WorkerConfig child = worker::LocateWorker(argv0_);
     if (!ApplySandbox(sandbox_, o_.cache_dir, &child, &err)) return Usage(err);
-    queue::QueueWorker::Config config{q_, name_, child, o_, gpus,
-                                      o_.cache_dir + "/worker/" + name_};
-    config.max_deliveries = max_deliveries_;
-    config.prestart = !no_prestart_;
-    queue::QueueWorker worker(std::move(config));
-    std::thread signals = WatchSignals(&worker);
-    int rc = worker.Run();
-    OnSignal(0);  // wake the signal thread if the worker stopped on its own
+    const int k = o_.gpu_concurrency;
+    std::shared_ptr<verify::GateHub> gate;  // 10 % of the GPU's memory kept back, as kz verify
+    if (k > 1) gate = std::make_shared<verify::GateHub>(gpus.empty() ? 0 : gpus.front().memory_bytes / 10 * 9, k);
+    std::vector<std::unique_ptr<queue::QueueWorker>> workers;
+    for (int i = 0; i < k; ++i) {
+      std::string name = k == 1 ? name_ : name_ + "." + std::to_string(i);
+      queue::QueueWorker::Config config{q_, name, child, o_, gpus, o_.cache_dir + "/worker/" + name};
+      config.max_deliveries = max_deliveries_;
+      config.prestart = !no_prestart_;
+      config.gate = gate;
+      workers.push_back(std::make_unique<queue::QueueWorker>(std::move(config)));
+    }
+    std::thread signals = WatchSignals(&workers);
+    std::vector<int> rcs(workers.size(), 0);
+    std::vector<std::thread> loops;
+    for (size_t i = 1; i < workers.size(); ++i) loops.emplace_back([&, i] { rcs[i] = workers[i]->Run(); });
+    rcs[0] = workers[0]->Run();
+    for (auto& t : loops) t.join();
+    OnSignal(0);  // wake the signal thread if the workers stopped on their own
     signals.join();
-    return rc;
+    return *std::max_element(rcs.begin(), rcs.end());
   }
 
  private:
   SandboxFlags sandbox_;
   // Installs the SIGINT/SIGTERM handlers; on the first, the returned thread stops the
-  // worker (the running job is cancelled and left for another worker to reclaim).
-  static std::thread WatchSignals(queue::QueueWorker* worker) {
+  // workers (their running jobs are cancelled and left for other workers to reclaim).
+  static std::thread WatchSignals(std::vector<std::unique_ptr<queue::QueueWorker>>* workers) {
     if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
     struct sigaction sa {};
     sa.sa_handler = OnSignal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
-    return std::thread([worker] {
+    return std::thread([workers] {
       char c;
       while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
       }
-      worker->Stop();
+      for (auto& w : *workers) w->Stop();
     });
   }
 

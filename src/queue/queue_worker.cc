@@ -185,6 +185,7 @@ json QueueWorker::Verify(const ClaimedJob& c, const std::string& dir) {
   std::vector<verify::Sample> samples{{dir + "/task.py", dir + "/candidate.py", job.backend, std::nullopt, job.id}};
   verify::Verifier verifier(config_.worker, o, config_.gpus);
   verifier.SetCancel([this] { return stop_.load() || lost_.load(); });
+  verifier.ShareGate(config_.gate);
   // As a kz serve slot: stage, then run in the child started ahead (torch imported while
   // the previous job ran), and start the next one before this run.
   auto work = verifier.Stage(samples);

@@ -39,6 +39,9 @@ class QueueWorker {
     std::chrono::milliseconds status_every{30000};  // an info heartbeat line this often
     int64_t max_deliveries = 5;              // a job handed out more often fails (it kills workers)
     bool prestart = true;                    // keep the next run child started (torch imported)
+    // `kz worker --gpu-concurrency K`: the K consumers of one process share their GPU's gate
+    // (docs/throughput.md; base.gpu_concurrency = K); null: one job on the GPU at a time.
+    std::shared_ptr<verify::GateHub> gate;
   };
   struct Stats {
     uint64_t published = 0, duplicates = 0, failed = 0, reclaimed = 0, abandoned = 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kz serve --queue end to end, loopback only: a real redis-server (AOF, appendfsync always),
-# `kz serve --queue` as the front (SQLite store, HTTP) and 2 `kz worker --cpu` processes.
+# `kz serve --queue` as the front (SQLite store, HTTP) and 2 `kz worker --cpu` processes, the
+# second with two consumers sharing one GPU gate (--gpu-concurrency 2: w2.0 and w2.1).
 # 120 jobs through POST /v1/batch (cheats the screen rejects, and real Triton runs under the
 # interpreter, correct and wrong); mid-run the front is stopped and restarted (dispatched
 # jobs are requeued: Enqueue is idempotent) and redis-server is killed and restarted.
@@ -16,8 +17,8 @@ trap stop_all EXIT
 SERVE_FLAGS=(--queue "$URL" --max-batch 200)
 CACHE_DIR=$TMP/cache
 check() { if eval "$2"; then ok "$1"; else bad "$1 ($2)"; fi; }
-start_worker() {
-  "$KZ" worker --cpu --queue "$URL" --name "w$1" --reclaim-after 5 --timeout 120 --cache-dir "$TMP/cache" \
+start_worker() {  # N [more kz worker options]
+  "$KZ" worker --cpu --queue "$URL" --name "w$1" --reclaim-after 5 --timeout 120 --cache-dir "$TMP/cache" "${@:2}" \
     >"$TMP/w$1.log" 2>&1 &
   WORKERS[$1]=$!
 }
@@ -43,7 +44,8 @@ start_redis
 start_server
 http "healthz" 200 GET /healthz
 json_check "remote mode: no local slots" 'v["slots"] == 0'
-for i in 1 2; do start_worker $i; done
+start_worker 1
+start_worker 2 --gpu-concurrency 2
 START_NS=$(date +%s%N)
 http "batch of $TOTAL" 202 POST /v1/batch "$TMP/batch.json"
 mapfile -t IDS < <(python3 -c "import json; [print(j['id']) for j in json.load(open('$OUT_FILE'))['jobs']]")
@@ -86,6 +88,9 @@ print(f"     jobs={len(ids)} stored={len(stored)} duplicates={len(dups)} wrong={
 sys.exit(0 if not bad and not dups else 1)
 PY
 echo "     throughput: $TOTAL jobs in $((ELAPSED_MS / 1000)) s through the front (2 workers, 2 cores, $REAL real runs, 1 front restart, 1 Redis restart)"
+for c in w2.0 w2.1; do
+  grep -q "done by worker $c" "$TMP/server.log" && ok "consumer $c of the two-consumer worker published verdicts" || bad "no verdict from $c"
+done
 http "metrics" 200 GET /metrics
 grep -q 'kz_jobs_done_total{status="rejected"}' "$OUT_FILE" && ok "metrics count remote verdicts" || bad "metrics"
 http "healthz at the end" 200 GET /healthz
