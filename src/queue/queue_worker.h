@@ -41,7 +41,7 @@ class QueueWorker {
     bool prestart = true;                    // keep the next run child started (torch imported)
     // `kz worker --gpu-concurrency K`: the K consumers of one process share their GPU's gate
     // (docs/throughput.md; base.gpu_concurrency = K); null: one job on the GPU at a time.
-    std::shared_ptr<verify::GateHub> gate;
+    std::shared_ptr<verify::GateHub> gate{};
   };
   struct Stats {
     uint64_t published = 0, duplicates = 0, failed = 0, reclaimed = 0, abandoned = 0;
