@@ -16,10 +16,11 @@ PROC_SRC=(src/util/subprocess.cc src/util/spawn.cc src/util/frame.cc src/util/pr
           src/util/fs.cc src/verify/gpu_gate.cc src/verify/gate_hub.cc src/optimize/budget_ledger.cc
           tests/unit/util/subprocess_test.cc tests/unit/verify/gate_hub_test.cc tests/unit/verify/gpu_gate_test.cc
           tests/unit/optimize/budget_ledger_test.cc)
-# Binary 2: the reward math, frames and hashes.
+# Binary 2: the reward math, frames, hashes, kz optimize's islands and duplicate detection.
 MATH_SRC=(src/rewards/ca_grpo.cc src/rewards/frontier.cc src/util/frame.cc src/util/hash.cc
+          src/optimize/islands.cc src/optimize/dedup.cc
           tests/unit/rewards/ca_grpo_test.cc tests/unit/rewards/frontier_test.cc tests/unit/util/frame_test.cc
-          tests/unit/util/hash_test.cc)
+          tests/unit/util/hash_test.cc tests/unit/optimize/islands_test.cc tests/unit/optimize/dedup_test.cc)
 "$CXX" "${FLAGS[@]}" "${PROC_SRC[@]}" -lgtest -lgtest_main -lpthread -o "$OUT/sanitize_proc" &
 "$CXX" "${FLAGS[@]}" "${MATH_SRC[@]}" -lgtest -lgtest_main -lpthread -lxxhash -o "$OUT/sanitize_math" &
 wait %1 && wait %2 || { echo "sanitize: build failed"; exit 1; }
