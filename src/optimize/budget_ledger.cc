@@ -66,8 +66,8 @@ std::optional<std::string> BudgetLedger::WouldPass(const Amounts& add) const {
   Amounts held = spent_;
   for (const auto& [id, a] : in_flight_)
     for (size_t i = 0; i < kResources; ++i) held.v[i] += a.v[i];
-  for (size_t i = 0; i < kResources; ++i)
-    if (held.v[i] + add.v[i] > limits_.v[i] + 1e-9) {
+  for (size_t i = 0; i < kResources; ++i)  // a resource the call does not use never refuses it
+    if (add.v[i] > 0 && held.v[i] + add.v[i] > limits_.v[i] + 1e-9) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "%s: %.6g spent or in flight + %.6g > the budget %.6g",
                     ResourceName(static_cast<Resource>(i)), held.v[i], add.v[i], limits_.v[i]);

@@ -31,8 +31,10 @@ struct Proposed {
   double reward = 0;
 };
 
-// The step's API sets: sets.json, or drawn now (the sampler replays the draws of the steps
-// before this one, so the coverage queue continues across steps) and written there.
+// The step's API sets: sets.json, or drawn now and written there. The sampler replays the
+// steps before this one as fresh draws, so its coverage queue continues across steps; the
+// frontier slots of those steps drew from the pool instead, so once the pool has failed sets
+// the replay is an approximation of the state (deterministic all the same: sets.json is kept).
 bool StepSets(const RunConfig& c, ProposerContext& pc, const Unit& u, const std::string& unit_dir,
               std::vector<json>* sets, std::string* err) {
   std::string path = unit_dir + "/sets.json", text, why;
@@ -135,23 +137,25 @@ bool CoderAttempts(UnitContext& ctx, ProposerContext& pc, const Unit& u, const s
   return true;
 }
 
-// The pool gets the valid modules and the Coder's attempts, once (a marker file).
+// The pool gets the valid modules and the Coder's attempts, once per module: a marker file per
+// module right after its row (RecordAttempts adds, so a replay must skip what was recorded;
+// a kill between the row's commit and its marker, microseconds, would still count it twice).
 bool RecordInPool(ProposerContext& pc, const Unit& u, const std::string& unit_dir, const std::vector<json>& sets,
                   const std::vector<Proposed>& ps, std::string* err) {
-  const std::string marker = unit_dir + "/pool_recorded";
-  if (util::PathExists(marker)) return true;
+  const std::string markers = unit_dir + "/pool_recorded";
   auto pool = cur::FrontierPool::Open(pc.pool_path, err);
-  if (!pool) return false;
+  if (!pool || !util::MakeDirs(markers, err)) return false;
   for (const auto& p : ps) {
-    if (!p.outcome.value("valid", false)) continue;
+    if (!p.outcome.value("valid", false) || util::PathExists(markers + "/" + p.task_id)) continue;
     cur::PoolModule m{p.outcome.value("canonical_hash", ""), p.task_id,
                       sets[p.set]["ids"].get<std::vector<std::string>>(), pc.catalog.version(), p.code, u.round};
     int64_t id = 0;
     bool inserted = false;
-    if (!pool->Add(m, &id, &inserted, err) || !pool->RecordAttempts(id, u.round, p.attempts, p.successes, err))
+    if (!pool->Add(m, &id, &inserted, err) || !pool->RecordAttempts(id, u.round, p.attempts, p.successes, err) ||
+        !util::WriteFileAtomic(markers + "/" + p.task_id, "1\n", err))
       return false;
   }
-  return util::WriteFileAtomic(marker, "1\n", err);
+  return true;
 }
 
 double Mean(const std::vector<double>& xs) {
@@ -183,11 +187,14 @@ bool RunProposerStep(UnitContext& ctx, ProposerContext& pc, const Unit& u, const
   if (!GenerateOnce(*pc.backend, req, unit_dir + "/generation.json", &g, err, terr)) return false;
   std::vector<Proposed> ps(g.samples.size());
   std::map<std::string, int> refusals;
+  std::map<size_t, int> per_set;  // samples seen per set so far: the sample's index in its set
   for (size_t k = 0; k < g.samples.size(); ++k) {
     Proposed& p = ps[k];
     p.gen = &g.samples[k];
     p.set = size_t(p.gen->prompt_index);
-    p.sample = int(k % size_t(pcfg.samples_per_set));
+    if (p.set >= sets.size()) return *err = "generation.json: a sample of prompt " + std::to_string(p.set) +
+                                            " (only " + std::to_string(sets.size()) + " sets)", false;
+    p.sample = per_set[p.set]++;
     const std::string set_id = sets.at(p.set)["id"].get<std::string>();
     p.task_id = "r" + std::to_string(u.round) + "p" + std::to_string(u.step) + "_" + set_id + "_" + std::to_string(p.sample);
     auto x = generate::ExtractCode(p.gen->text, p.gen->finish_reason, true);

@@ -103,8 +103,10 @@ int RunTraining(const TrainLoopOptions& o) {
   const bool proposing = o.config.proposer.steps_per_round > 0;
   ProposerContext pc;
   std::string why;
+  // [coder] tasks, when set, must load; without them the pool may be empty (an SFT- or
+  // eval-only run, or one whose Proposer has not made tasks yet: Coder steps then skip).
   if ((!LoadCoderPool(o.config.coder_tasks, dir.path() + "/tasks", &ctx.coder_pool, &why) &&
-       (!proposing || !o.config.coder_tasks.empty())) ||
+       !o.config.coder_tasks.empty()) ||
       (!o.config.eval_tasks.empty() && !LoadTasks(o.config.eval_tasks, &ctx.eval_tasks, &err)) ||
       (proposing && !PrepareProposer(o, dir, &pc, &err))) {
     std::cerr << "kz train: " << (err.empty() ? why : err) << "\n";

@@ -126,6 +126,10 @@ printf '[model]\npath = "tiny"\n[proposer]\nsteps_per_round = 1\ncatalog = "nowh
 expect_exit 2 "a catalog that does not exist" -- "$KZ" -q train --config "$TMP/nocat.toml" --out "$TMP/x"
 err_contains "names the path" "[proposer] catalog"
 
+# Neither Coder tasks nor a Proposer: an evaluation-only run still runs (its Coder steps skip).
+printf '[model]\npath = "tiny"\n[coder]\nsteps_per_round = 0\n[eval]\ntasks = "heldout"\nmax_new_tokens = 8\n[verify]\ncpu = true\n' >"$TMP/evalonly.toml"
+expect_exit 0 "an evaluation-only run (no Coder tasks, no Proposer)" -- "$KZ" -q train --config "$TMP/evalonly.toml" --out "$TMP/evalonly"
+
 plant "$TMP/run"
 expect_exit 0 "two rounds with a Proposer phase" -- "$KZ" -q train --config "$TMP/run.toml" --out "$TMP/run"
 check_run "Proposer step: validity, Coder attempts, Frontier Reward, update; the pool and tasks" "$TMP/run"

@@ -55,6 +55,13 @@ TEST(BudgetLedgerTest, AnOverrunIsSpentAndCounted) {
   ASSERT_TRUE(b->Settle(*r, Of(0, 0, 2.5, 0), &err));
   EXPECT_EQ(b->overruns(), 1u);
   EXPECT_DOUBLE_EQ(b->spent()[Resource::kGpuSeconds], 2.5);
+  auto over = b->Reserve(Of(0, 0, 8, 0), &err);  // 2.5 + 8 > 10
+  EXPECT_FALSE(over);
+  auto r2 = b->Reserve(Of(0, 0, 7.5, 0), &err);
+  ASSERT_TRUE(r2) << err;
+  ASSERT_TRUE(b->Settle(*r2, Of(0, 0, 9, 0), &err));  // GPU-seconds now past the budget
+  EXPECT_TRUE(b->Reserve(Of(50, 1, 0, 0), &err)) << "a call that needs no GPU time still fits: " << err;
+  EXPECT_FALSE(b->Reserve(Of(0, 0, 0.1, 0), &err));
 }
 
 // Many threads reserving and settling at once: the sum of what was spent never passes any
