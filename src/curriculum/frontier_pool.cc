@@ -11,6 +11,7 @@ namespace {
 
 constexpr const char* kSchema = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS recorded(key TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS modules(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   hash TEXT NOT NULL UNIQUE,
@@ -141,6 +142,21 @@ bool FrontierPool::RecordAttempts(int64_t id, int round, int attempts, int succe
   u.Bind(1, PoolStatus(static_cast<int>(t.Int(0)), static_cast<int>(t.Int(1)))).Bind(2, id);
   if (u.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1) return *err = "no module with id " + std::to_string(id), false;
   return true;
+}
+
+bool FrontierPool::RecordAttemptsOnce(const std::string& key, int64_t id, int round, int attempts, int successes,
+                                      bool* already, std::string* err) {
+  *already = false;
+  if (!Exec("BEGIN IMMEDIATE", err)) return false;
+  Stmt k(db_, "INSERT OR IGNORE INTO recorded(key) VALUES(?)");
+  k.Bind(1, key);
+  bool ok = k.ok() && k.Step() == SQLITE_DONE;
+  if (!ok) *err = Error(db_);
+  else if (sqlite3_changes(db_) == 0) *already = true;
+  else ok = RecordAttempts(id, round, attempts, successes, err);
+  std::string ignored;
+  if (!ok) return Exec("ROLLBACK", &ignored), false;
+  return Exec("COMMIT", err);
 }
 
 bool FrontierPool::List(std::vector<PoolEntry>* out, std::string* err) {

@@ -47,6 +47,11 @@ class FrontierPool {
   bool Add(const PoolModule& m, int64_t* id, bool* inserted, std::string* err);
   // Adds n attempts and s successes of the Coder in `round` (accumulates within a round).
   bool RecordAttempts(int64_t id, int round, int attempts, int successes, std::string* err);
+  // RecordAttempts once per `key` (e.g. "<run unit>/<module>"): the key and the counts commit
+  // in one transaction, so a caller killed anywhere and replayed never counts twice
+  // (*already: the key was recorded before, nothing changed).
+  bool RecordAttemptsOnce(const std::string& key, int64_t id, int round, int attempts, int successes, bool* already,
+                          std::string* err);
   bool List(std::vector<PoolEntry>* out, std::string* err);
   bool Contains(const std::string& hash, std::string* err, bool* found);
   // API sets of unsolved modules, oldest first: what the sampler's frontier share draws.

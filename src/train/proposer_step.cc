@@ -137,22 +137,22 @@ bool CoderAttempts(UnitContext& ctx, ProposerContext& pc, const Unit& u, const s
   return true;
 }
 
-// The pool gets the valid modules and the Coder's attempts, once per module: a marker file per
-// module right after its row (RecordAttempts adds, so a replay must skip what was recorded;
-// a kill between the row's commit and its marker, microseconds, would still count it twice).
-bool RecordInPool(ProposerContext& pc, const Unit& u, const std::string& unit_dir, const std::vector<json>& sets,
-                  const std::vector<Proposed>& ps, std::string* err) {
-  const std::string markers = unit_dir + "/pool_recorded";
+// The pool gets the valid modules and the Coder's attempts, once per module: the attempts are
+// keyed "<unit>/<module>" in the pool itself, in the same transaction (a replay after a kill
+// anywhere adds nothing twice; Add is idempotent by hash).
+bool RecordInPool(ProposerContext& pc, const Unit& u, const std::vector<json>& sets, const std::vector<Proposed>& ps,
+                  std::string* err) {
   auto pool = cur::FrontierPool::Open(pc.pool_path, err);
-  if (!pool || !util::MakeDirs(markers, err)) return false;
+  if (!pool) return false;
   for (const auto& p : ps) {
-    if (!p.outcome.value("valid", false) || util::PathExists(markers + "/" + p.task_id)) continue;
+    if (!p.outcome.value("valid", false)) continue;
     cur::PoolModule m{p.outcome.value("canonical_hash", ""), p.task_id,
                       sets[p.set]["ids"].get<std::vector<std::string>>(), pc.catalog.version(), p.code, u.round};
     int64_t id = 0;
     bool inserted = false;
-    if (!pool->Add(m, &id, &inserted, err) || !pool->RecordAttempts(id, u.round, p.attempts, p.successes, err) ||
-        !util::WriteFileAtomic(markers + "/" + p.task_id, "1\n", err))
+    bool already = false;
+    if (!pool->Add(m, &id, &inserted, err) ||
+        !pool->RecordAttemptsOnce(u.id + "/" + p.task_id, id, u.round, p.attempts, p.successes, &already, err))
       return false;
   }
   return true;
@@ -208,7 +208,7 @@ bool RunProposerStep(UnitContext& ctx, ProposerContext& pc, const Unit& u, const
     if (!util::WriteFileAtomic(p.path, p.code, err)) return false;
   }
   if (!Validate(pc, sets, unit_dir, ps, err) || !CoderAttempts(ctx, pc, u, unit_dir, ps, err, terr) ||
-      !RecordInPool(pc, u, unit_dir, sets, ps, err))
+      !RecordInPool(pc, u, sets, ps, err))
     return false;
   // Rewards and advantages per API set (the group), then the Proposer's step.
   const bool frozen = pcfg.freeze_after_round > 0 && u.round > pcfg.freeze_after_round;

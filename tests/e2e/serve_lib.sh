@@ -50,9 +50,9 @@ http() {
 
 # Job helpers (suites that run jobs): a field of a stored job; a wait for a state.
 job_field() { curl -s --max-time 5 "$BASE/v1/jobs/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
-wait_state() {  # ID STATE SECONDS
+wait_state() {  # ID STATES SECONDS: STATES is one state or several, "running|done"
   for _ in $(seq $(($3 * 4))); do
-    [[ $(job_field "$1" state 2>/dev/null) == "$2" ]] && return 0
+    [[ $(job_field "$1" state 2>/dev/null) =~ ^($2)$ ]] && return 0
     sleep 0.25
   done
   return 1

@@ -56,6 +56,29 @@ TEST_F(PoolTest, AddDedupAttemptsStatusAndFailedSets) {
   EXPECT_TRUE(found);
 }
 
+// A caller killed between recording and noting it replays: keyed recording counts once,
+// and a bad count rolls the key back with it.
+TEST_F(PoolTest, RecordAttemptsOnceCountsAKeyOnce) {
+  std::string err;
+  auto pool = FrontierPool::Open(dir_ + "/once.db", &err);
+  ASSERT_TRUE(pool) << err;
+  int64_t a;
+  bool inserted, already;
+  ASSERT_TRUE(pool->Add(M("h1", {"relu"}), &a, &inserted, &err)) << err;
+  ASSERT_TRUE(pool->RecordAttemptsOnce("r1.proposer.1/m", a, 1, 2, 1, &already, &err)) << err;
+  EXPECT_FALSE(already);
+  ASSERT_TRUE(pool->RecordAttemptsOnce("r1.proposer.1/m", a, 1, 2, 1, &already, &err)) << err;
+  EXPECT_TRUE(already);
+  EXPECT_FALSE(pool->RecordAttemptsOnce("r1.proposer.2/m", a, 1, 1, 5, &already, &err)) << "successes > attempts";
+  ASSERT_TRUE(pool->RecordAttemptsOnce("r1.proposer.2/m", a, 1, 1, 1, &already, &err)) << "rolled back: " << err;
+  EXPECT_FALSE(already);
+  std::vector<PoolEntry> all;
+  ASSERT_TRUE(pool->List(&all, &err));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].attempts, 3);
+  EXPECT_EQ(all[0].successes, 2);
+}
+
 TEST(PoolStatus, Rules) {
   EXPECT_EQ(PoolStatus(0, 0), "untested");
   EXPECT_EQ(PoolStatus(3, 0), "unsolved");
