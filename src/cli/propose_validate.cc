@@ -59,10 +59,7 @@ bool Known(const ValidateArgs& a, cur::Scanner& scanner, cur::KnownHashes* known
   if (!eval.empty() && !cur::EvalHashes(eval, scanner, known, err)) return false;
   if (a.pool.empty()) return true;
   auto pool = cur::FrontierPool::Open(a.pool, err);
-  std::vector<cur::PoolEntry> entries;
-  if (!pool || !pool->List(&entries, err)) return false;
-  for (const auto& e : entries) known->seen.emplace(e.module.hash, "frontier pool module " + std::to_string(e.id));
-  return true;
+  return pool && cur::AddPoolHashes(*pool, known, err);
 }
 
 }  // namespace

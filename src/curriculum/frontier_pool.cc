@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "curriculum/catalog.h"
+#include "curriculum/validate_rules.h"
 
 namespace kz::curriculum {
 namespace {
@@ -206,6 +207,13 @@ bool FrontierIndexSets(FrontierPool& pool, const Catalog& catalog, std::vector<s
     std::string why;
     if (ParseApiSet(catalog, n, &s, &why)) out->push_back(std::move(s));
   }
+  return true;
+}
+
+bool AddPoolHashes(FrontierPool& pool, KnownHashes* known, std::string* err) {
+  std::vector<PoolEntry> entries;
+  if (!pool.List(&entries, err)) return false;
+  for (const auto& e : entries) known->seen.emplace(e.module.hash, "frontier pool module " + std::to_string(e.id));
   return true;
 }
 

@@ -66,6 +66,9 @@ class FrontierPool {
 };
 
 class Catalog;
+struct KnownHashes;
+// The pool's modules as seen hashes (their duplicates are refused by validation).
+bool AddPoolHashes(FrontierPool& pool, KnownHashes* known, std::string* err);
 // The pool's failed API sets as catalog indices (sets naming an API the catalog lacks are
 // skipped): what the sampler's frontier share draws from.
 bool FrontierIndexSets(FrontierPool& pool, const Catalog& catalog, std::vector<std::vector<size_t>>* out,

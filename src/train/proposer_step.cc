@@ -85,9 +85,7 @@ bool Validate(ProposerContext& pc, const std::vector<json>& sets, const std::str
   }
   cur::KnownHashes known = pc.known;  // the held-out tasks, and the pool's modules (duplicates)
   auto pool = cur::FrontierPool::Open(pc.pool_path, err);
-  std::vector<cur::PoolEntry> entries;
-  if (!pool || !pool->List(&entries, err)) return false;
-  for (const auto& e : entries) known.seen.emplace(e.module.hash, "frontier pool module " + std::to_string(e.id));
+  if (!pool || !cur::AddPoolHashes(*pool, &known, err)) return false;
   std::vector<cur::Proposal> proposals;
   std::vector<size_t> index;
   for (size_t i = 0; i < ps.size(); ++i) {
@@ -158,12 +156,6 @@ bool RecordInPool(ProposerContext& pc, const Unit& u, const std::vector<json>& s
   return true;
 }
 
-double Mean(const std::vector<double>& xs) {
-  double s = 0;
-  for (double x : xs) s += x;
-  return xs.empty() ? 0 : s / double(xs.size());
-}
-
 }  // namespace
 
 bool RunProposerStep(UnitContext& ctx, ProposerContext& pc, const Unit& u, const std::string& unit_dir,
@@ -212,11 +204,7 @@ bool RunProposerStep(UnitContext& ctx, ProposerContext& pc, const Unit& u, const
     return false;
   // Rewards and advantages per API set (the group), then the Proposer's step.
   const bool frozen = pcfg.freeze_after_round > 0 && u.round > pcfg.freeze_after_round;
-  TrainStepRequest step;
-  step.clip_eps = c.clip_eps;
-  step.kl_coef = c.kl_coef;
-  step.lr = pcfg.lr > 0 ? pcfg.lr : c.lr;
-  step.temperature = pcfg.temperature > 0 ? pcfg.temperature : 1.0;
+  TrainStepRequest step = PolicyStep(c, pcfg.lr, pcfg.temperature);
   int valid = 0, zero_var = 0, attempts = 0, successes = 0;
   std::vector<double> all_rewards, valid_rewards;
   for (size_t s = 0; s < sets.size(); ++s) {

@@ -35,11 +35,20 @@ bool ReadSft(const std::string& path, std::vector<SftSample>* out, std::string* 
   return true;
 }
 
+}  // namespace
+
 double Mean(const std::vector<double>& xs) {
   return xs.empty() ? 0 : std::accumulate(xs.begin(), xs.end(), 0.0) / double(xs.size());
 }
 
-}  // namespace
+TrainStepRequest PolicyStep(const RunConfig& c, double phase_lr, double temperature) {
+  TrainStepRequest req;
+  req.clip_eps = c.clip_eps;
+  req.kl_coef = c.kl_coef;
+  req.lr = phase_lr > 0 ? phase_lr : c.lr;
+  req.temperature = temperature > 0 ? temperature : 1.0;
+  return req;
+}
 
 std::vector<size_t> StepTasks(size_t pool, int k, int global_step, uint64_t seed) {
   std::vector<size_t> out;
@@ -93,11 +102,7 @@ bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, 
                    c.backend, ctx.prompt_template};
   std::vector<RolloutSample> samples;
   if (!Rollout(*ctx.backend, ctx.verify, tasks, o, unit_dir, &samples, err, terr)) return false;
-  TrainStepRequest req;
-  req.clip_eps = c.clip_eps;
-  req.kl_coef = c.kl_coef;
-  req.lr = c.coder_lr > 0 ? c.coder_lr : c.lr;
-  req.temperature = c.temperature > 0 ? c.temperature : 1.0;
+  TrainStepRequest req = PolicyStep(c, c.coder_lr, c.temperature);
   int correct = 0, no_code = 0, zero_var = 0, gate_open = 0;
   std::vector<double> rewards;
   for (size_t t = 0; t < tasks.size(); ++t) {

@@ -42,6 +42,11 @@ bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, 
 bool RunEval(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
              TrainerError* terr);
 
+double Mean(const std::vector<double>& xs);  // 0 for none
+// A clipped policy-gradient step's request from the run config: `phase_lr` (0: [model] lr) and
+// the sampling temperature the samples were drawn at (0, greedy: 1).
+TrainStepRequest PolicyStep(const RunConfig& c, double phase_lr, double temperature);
+
 // The indices of the step's tasks: positions global_step * k .. + k - 1 of an endless
 // sequence of seeded permutations of the pool (every task once per pass).
 std::vector<size_t> StepTasks(size_t pool, int k, int global_step, uint64_t seed);

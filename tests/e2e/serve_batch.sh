@@ -18,14 +18,11 @@ field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.ar
 body() {
   python3 - "$@" <<'PY'
 import json, sys
+sys.path.insert(0, "tests/e2e")
+from slow_candidate import OK as ok, slow
 out, rest = sys.argv[1], sys.argv[2:]
 env = json.loads(rest.pop(0)) if rest and rest[0].startswith("{") else None
 task = open("examples/tasks/relu.py").read()
-ok = open("examples/candidates/relu_triton_ok.py").read()
-def slow(s):
-    c = ok.replace("import torch\n", "import time\nimport torch\n", 1).replace("class ModelNew", "_SLEPT = []\n\n\nclass ModelNew")
-    return c.replace("        x = x.contiguous()\n", "        if not _SLEPT:\n            _SLEPT.append(1)\n"
-                     "            time.sleep(%s)\n        x = x.contiguous()\n" % s)
 def sample(spec):
     kind, *extra = spec.split(",")
     name, _, arg = kind.partition(":")

@@ -63,13 +63,10 @@ wait_state() {  # ID STATES SECONDS: STATES is one state or several, "running|do
 batch() {
   python3 - "$@" <<'PY'
 import json, sys
+sys.path.insert(0, "tests/e2e")
+from slow_candidate import slow
 out, specs = sys.argv[1], sys.argv[2:]
 task = open("examples/tasks/relu.py").read()
-ok = open("examples/candidates/relu_triton_ok.py").read()
-def slow(s):
-    c = ok.replace("import torch\n", "import time\nimport torch\n", 1).replace("class ModelNew", "_SLEPT = []\n\n\nclass ModelNew")
-    return c.replace("        x = x.contiguous()\n", "        if not _SLEPT:\n            _SLEPT.append(1)\n"
-                     "            time.sleep(%s)\n        x = x.contiguous()\n" % s)
 cheat = ("import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
          "        return torch.relu(x)\n")
 def sample(spec):
