@@ -80,7 +80,7 @@ PY
     serve)
       gl=(); for g in ${KZ_BATCH_GPUS:-0,1 0}; do gl+=(--gpus "$g"); done
       $KZ_PYTHON bench/serve/gpu_batch.py --kz build/bin/kz --count "${KZ_BATCH_COUNT:-32}" "${gl[@]}" \
-        --timeout "${KZ_BATCH_TIMEOUT:-25}" --max-wait "${KZ_BATCH_MAX_WAIT:-400}" --out "$OUT/serve" \
+        --timeout "${KZ_BATCH_TIMEOUT:-25}" --max-wait "${KZ_BATCH_MAX_WAIT:-400}" --gpu-concurrency "${KZ_BATCH_CONCURRENCY:-1}" --out "$OUT/serve" \
         > "$OUT/serve.txt" 2>&1; rc=$?
       tail -16 "$OUT/serve.txt" ;;
     timing)

@@ -108,6 +108,8 @@ def run_once(args, gpus, batch, run_dir, extra=()):
     cmd += ["--cpu", "--cpu-slots", str(len(gpus.split(",")))] if args.cpu else ["--gpus", gpus]
     if args.build_threads:
         cmd += ["--build-threads", str(args.build_threads)]
+    if args.gpu_concurrency > 1 and not args.cpu:
+        cmd += ["--gpu-concurrency", str(args.gpu_concurrency)]
     cmd += list(extra)
     log = open(os.path.join(run_dir, "serve.log"), "w")
     server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
@@ -187,6 +189,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=60, help="kz serve --timeout (the hanging samples)")
     ap.add_argument("--build-threads", type=int, default=0)
     ap.add_argument("--max-wait", type=float, default=540)
+    ap.add_argument("--gpu-concurrency", type=int, default=1,
+                    help="kz serve --gpu-concurrency K: K slots per listed GPU sharing its timing gate")
     ap.add_argument("--warm", action="store_true", help="first run the batch once on GPU 0 to fill the caches")
     ap.add_argument("--cpu", action="store_true", help="smoke test: kz serve --cpu, one CPU slot per listed GPU")
     args = ap.parse_args()
