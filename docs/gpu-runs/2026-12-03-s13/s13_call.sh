@@ -40,7 +40,7 @@ print('sandbox stage statuses:', dict(c))" $L/ex/examples.jsonl ;;
       OUT=$S/tp1 T=16 S=4 KS=1 timeout -s KILL $budget bench/throughput/run_gpu.sh > $L/tp1s.txt 2>&1
       echo "rc=$?" >> $L/tp1s.txt; kill_all; tail -7 $L/tp1s.txt; cp $S/tp1/summary.md $L/tp1s_summary.md 2>/dev/null ;;
     serve8)  # the mixed labelled batch through kz serve, 8 slots sharing GPU 0's gate
-      mkdir -p $L/serve8; OUT=$L/serve8 KZ_BATCH_GPUS=0 KZ_BATCH_COUNT=${COUNT:-96} KZ_BATCH_CONCURRENCY=8 \
+      mkdir -p $L/serve8; OUT=$L/serve8 KZ_BATCH_GPUS=0 KZ_BATCH_COUNT=${COUNT:-96} KZ_BATCH_CONCURRENCY=${CONC:-8} \
         KZ_BATCH_MAX_WAIT=$(( budget - 40 )) timeout -s KILL $budget scripts/gpu_check.sh serve > $L/serve8.txt 2>&1
       kill_all; tail -20 $L/serve8.txt ;;
     tp8) tp 8 ;; tp4) tp 4 ;; tp1) tp 1 ;; tp2) tp 2 ;;
@@ -52,5 +52,7 @@ print('sandbox stage statuses:', dict(c))" $L/ex/examples.jsonl ;;
   summary+=("$step $(( $(date +%s) - t0 ))s")
 done
 find $L -type f -size +2M -exec sh -c 'echo "trimmed $1 ($(du -h "$1" | cut -f1))"; truncate -s 512K "$1"' _ {} \;
-tar czf $OUT/logs.tgz -C $OUT logs 2>/dev/null && rm -rf $L
+# only the text logs travel back (the timing and example steps leave caches and binaries)
+(cd $OUT && find logs -type f \( -name '*.txt' -o -name '*.json' -o -name '*.jsonl' -o -name '*.md' -o -name '*.log' -o -name '*.err' \) \
+  | tar czf $OUT/logs.tgz -T -) && rm -rf $L
 echo "== ${summary[*]}; left $(left) s"
