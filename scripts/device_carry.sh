@@ -7,7 +7,7 @@
 #   export LD_LIBRARY_PATH=$PWD/build/carry-libs
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BINS=(kz kz-serve kz-worker kz-propose kz-train kz-generate kz_runtime_test_gpu kz_trace_test_gpu kz_sandbox_bench)
+BINS=(kz kz-serve kz-worker kz-propose kz-train kz-generate kz-optimize kz_runtime_test_gpu kz_trace_test_gpu kz_sandbox_bench)
 ninja -C build "${BINS[@]}" kz_runtime >/dev/null
 rm -rf build/carry-bin build/carry-libs build/clean
 mkdir -p build/carry-bin build/carry-libs build/clean
@@ -20,7 +20,7 @@ done
 # (searched before LD_LIBRARY_PATH, and used for their dependencies too), so that Python's
 # processes on the host never load these copies.
 mkdir -p build/carry-bin/curl-libs
-for b in kz-propose kz-generate kz-train; do
+for b in kz-propose kz-generate kz-train kz-optimize; do
   for l in $(ldd "build/bin/$b" | awk '$3 ~ /^\// {print $3}' | grep -v -E '/lib(c|m|pthread|dl|rt|resolv|gcc_s|stdc\+\+)\.so'); do
     cp -L "$l" build/carry-bin/curl-libs/
   done

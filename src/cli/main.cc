@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   app.add_subcommand("frontier", "The frontier pool: stats, list, export (docs/curriculum.md)")
       ->allow_extras()
       ->prefix_command();
+  app.add_subcommand("optimize", "Test-time kernel search with a model and the verifier (docs/optimize.md); `kz optimize --help`")
+      ->allow_extras()
+      ->prefix_command();
   app.add_subcommand("train", "Training: the SFT teacher (docs/training.md); `kz train --help`")
       ->allow_extras()
       ->prefix_command();
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   if (kz::cli::IsInvocationOf(argc, argv, "serve")) return kz::cli::ExecSibling(argc, argv, "kz-serve");
   if (kz::cli::IsInvocationOf(argc, argv, "train")) return kz::cli::ExecSibling(argc, argv, "kz-train");
   if (kz::cli::IsInvocationOf(argc, argv, "worker")) return kz::cli::ExecSibling(argc, argv, "kz-worker");
+  if (kz::cli::IsInvocationOf(argc, argv, "optimize")) return kz::cli::ExecSibling(argc, argv, "kz-optimize");
   if (kz::cli::IsInvocationOf(argc, argv, "generate")) return kz::cli::ExecSibling(argc, argv, "kz-generate");
   if (kz::cli::IsBenchServerInvocation(argc, argv)) return kz::cli::ExecSibling(argc, argv, "kz-bench");
   try {

@@ -17,7 +17,7 @@ bool Islands::Offer(int island, const Elite& e) {
   auto& a = archives_.at(size_t(island));
   auto it = a.find(e.cell);
   if (it != a.end()) {
-    if (e.speedup_lo <= it->second.speedup_lo) return false;
+    if (e.speedup_lo <= it->second.Hi()) return false;
     it->second = e;
     return true;
   }
@@ -69,7 +69,8 @@ json Islands::ToJson() const {
   for (const auto& a : archives_) {
     json elites = json::array();
     for (const auto& [cell, e] : a)
-      elites.push_back({{"id", e.id}, {"cell", e.cell}, {"speedup", e.speedup}, {"speedup_lo", e.speedup_lo}});
+      elites.push_back({{"id", e.id}, {"cell", e.cell}, {"speedup", e.speedup}, {"speedup_lo", e.speedup_lo},
+                        {"speedup_hi", e.speedup_hi}});
     islands.push_back(elites);
   }
   return {{"format", "kz.islands/1"}, {"capacity", capacity_}, {"seed", seed_}, {"draws", draws_}, {"islands", islands}};
@@ -86,7 +87,8 @@ std::optional<Islands> Islands::FromJson(const json& j, std::string* err) {
         out.archives_[i][e.at("cell").get<std::vector<int>>()] = {e.at("id").get<std::string>(),
                                                                    e.at("cell").get<std::vector<int>>(),
                                                                    e.at("speedup").get<double>(),
-                                                                   e.at("speedup_lo").get<double>()};
+                                                                   e.at("speedup_lo").get<double>(),
+                                                                   e.value("speedup_hi", 0.0)};
     const uint64_t draws = j.at("draws").get<uint64_t>();
     out.rng_.discard(draws);  // the same engine state as when it was saved
     out.draws_ = draws;

@@ -3,7 +3,8 @@
 // a few bucketed descriptors read from the verdict: memory- or compute-bound, fusion depth,
 // ...), the elite being the candidate with the highest lower bound of its speedup interval.
 // Parents are drawn by a seeded tournament of two among an island's elites (the higher lower
-// bound wins); every `migrate_every` iterations each island's best is offered to the next one
+// bound wins); a candidate replaces its cell's elite only when its interval clears the
+// elite's; every `migrate_every` iterations each island's best is offered to the next one
 // (a ring). Pure bookkeeping; persisted with the draws made, so a resumed run draws the same
 // parents.
 #pragma once
@@ -23,6 +24,8 @@ struct Elite {
   std::vector<int> cell;          // bucketed behaviour descriptors
   double speedup = 0;             // median
   double speedup_lo = 0;          // lower bound of its interval: what ranks candidates
+  double speedup_hi = 0;          // upper bound (0: not given, the lower bound stands for it)
+  double Hi() const { return speedup_hi > speedup_lo ? speedup_hi : speedup_lo; }
 };
 
 class Islands {
@@ -30,8 +33,9 @@ class Islands {
   // islands >= 1, capacity >= 1 (elites per island at most; the lowest lower bound goes).
   Islands(int islands, size_t capacity, uint64_t seed);
 
-  // Offers a verified candidate to `island`: kept when its cell is empty or it beats the
-  // cell's elite (a higher lower bound); true when kept.
+  // Offers a verified candidate to `island`: kept when its cell is empty or its interval
+  // clears the cell's elite's (its lower bound above the elite's upper bound); into a full
+  // archive a new cell enters when its lower bound beats the weakest elite's. True when kept.
   bool Offer(int island, const Elite& e);
   // A parent from `island` (nullopt when it is empty).
   std::optional<Elite> PickParent(int island);

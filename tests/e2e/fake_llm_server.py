@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible server for tests/e2e/generate_cli.sh (stdlib only).
 
 Answers POST /v1/chat/completions with a fenced Triton kernel from tests/bench_suite/kernels
-chosen by the task named in the prompt and the request's seed: seed % 3 == 0 the correct
+chosen by the task named in the prompt (or, for kz optimize's prompt, the ReLU task's
+source in it) and the request's seed: seed % 3 == 0 the correct
 kernel, 1 a wrong one (ReLU) or the correct one (Row_sum), 2 a reply without code. A
 Proposer prompt ("APIs: ...") gets a module (class Model) using the first API, or no code
 when seed % 3 == 2. Every request is appended to REQUEST_LOG as "<task> <seed>" (the API
@@ -52,7 +53,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         prompt = body["messages"][0]["content"]
-        task = "1_ReLU" if "(1_ReLU)" in prompt else "1_Row_sum"
+        task = "1_ReLU" if "(1_ReLU)" in prompt or "return torch.relu(x)" in prompt else "1_Row_sum"
         api = prompt.split("APIs: ", 1)[1].split("\n")[0].split(",")[0] if "APIs: " in prompt else None
         seed = body.get("seed", 0)
         with open(LOG, "a") as f:

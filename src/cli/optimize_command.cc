@@ -1,0 +1,167 @@
+#include "cli/optimize_command.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/sandbox_flags.h"
+#include "generate/openai_endpoint.h"
+#include "generate/prompt.h"
+#include "optimize/optimize_loop.h"
+#include "optimize/transcript_endpoint.h"
+#include "util/fs.h"
+#include "util/hash.h"
+#include "util/key_lock.h"
+#include "verify/status.h"
+#include "verify/verifier.h"
+
+namespace kz::cli {
+namespace {
+using json = nlohmann::json;
+
+class OptimizeCommandImpl : public OptimizeCommand {
+ public:
+  OptimizeCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
+    auto* c = app.add_subcommand("optimize", "Test-time search for one task's kernel (docs/optimize.md)");
+    c->add_option("--task", c_.task_path, "Task file (KernelBench format)");
+    c->add_option("--backend", c_.backend, "cuda (load_inline) or triton (default)")->check(CLI::IsMember({"cuda", "triton"}));
+    c->add_option("--endpoint", endpoint_, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1");
+    c->add_option("--model", c_.model, "Model name sent to the endpoint");
+    c->add_option("--out", out_, "Run directory (new)");
+    c->add_option("--resume", resume_, "Continue the run in this directory (its run.json holds the settings)");
+    c->add_option("--replay", replay_, "Redo the run in this directory from its transcript and verdicts (no model, no GPU) into --out");
+    c->add_option("--initial", c_.initial, "A seed kernel verified before the first request");
+    c->add_option("--budget-tokens", c_.budget.v[0], "Prompt + completion tokens at most")->check(CLI::PositiveNumber);
+    c->add_option("--budget-requests", c_.budget.v[1], "LLM requests at most (default 1000)")->check(CLI::PositiveNumber);
+    c->add_option("--budget-gpu-s", c_.budget.v[2], "Seconds of verification at most")->check(CLI::PositiveNumber);
+    c->add_option("--budget-compile-s", c_.budget.v[3], "Seconds of extension builds at most (default 3600)")->check(CLI::PositiveNumber);
+    c->add_option("--iterations", c_.iterations, "LLM iterations at most (default 8)")->check(CLI::Range(1, 1000000));
+    c->add_option("--islands", c_.islands, "Islands (default 2)")->check(CLI::Range(1, 64));
+    c->add_option("--migrate-every", c_.migrate_every, "Iterations between migrations (default 4; 0 never)")->check(CLI::NonNegativeNumber);
+    c->add_option("--seed", c_.seed, "Seed of parents, mutations and the requests' seeds (default 0)");
+    c->add_option("--temperature", c_.temperature, "Sampling temperature (default 0.8)")->check(CLI::NonNegativeNumber);
+    c->add_option("--max-tokens", c_.max_tokens, "Completion tokens per request (default 1024)")->check(CLI::PositiveNumber);
+    c->add_option("--deadline", c_.request_deadline_s, "Seconds per request, retries included (default 300)")->check(CLI::PositiveNumber);
+    c->add_option("--timeout", c_.verify_timeout_s, "A verification's wall limit, s (default 120)")->check(CLI::PositiveNumber);
+    c->add_option("--timing-ci", timing_ci_, "Adaptive timing's relative interval half-width (default 0.02)")->check(CLI::NonNegativeNumber);
+    c->add_flag("--cpu", cpu_, "Verify on the CPU (references on the CPU, Triton interpreted; no timing)");
+    AddSandboxOptions(c, &sandbox_, "best-effort");
+    c->callback([this] { chosen_ = true; });
+  }
+
+  int Run() override {
+    std::string err;
+    if (int(!out_.empty()) + int(!resume_.empty()) != 1 || (!replay_.empty() && out_.empty()))
+      return Usage("give --out DIR (a new run), --resume DIR, or --replay DIR --out DIR2");
+    std::string dir = resume_.empty() ? out_ : resume_;
+    if (!util::MakeDirs(dir, &err)) return Usage(err);
+    bool busy = false;
+    auto lock = util::KeyLock::TryAcquire(dir + "/lock", &busy);
+    if (busy) return Usage(dir + " is in use by another kz optimize (its lock is held)");
+    optimize::RunStore store(std::filesystem::absolute(dir).string());
+    if (!Configure(store, &err)) return Usage(err);
+    std::string prompts = generate::LocatePromptsDir(argv0_), tmpl_err;
+    generate::PromptTemplate tmpl;
+    if (!generate::LoadTemplate(prompts + "/optimize.v1.txt", &tmpl, &tmpl_err)) return Usage(tmpl_err);
+    generate::OpenAiOptions oo;
+    oo.base_url = endpoint_;
+    oo.model = c_.model;
+    std::unique_ptr<generate::OpenAiEndpoint> live;
+    if (replay_.empty()) live = std::make_unique<generate::OpenAiEndpoint>(oo);
+    optimize::TranscriptEndpoint endpoint(live.get(), c_.model);
+    std::string transcript = replay_.empty() ? store.Path("transcript.jsonl") : replay_ + "/transcript.jsonl";
+    if (!endpoint.Open(transcript, &err)) return Usage(err);
+    optimize::OptimizeIo io;
+    io.endpoint = &endpoint;
+    io.prompt_template = tmpl.text;
+    io.progress = [](const std::string& line) { std::cerr << "kz optimize: " << line << "\n"; };
+    if (!MakeVerify(&io.verify, &err)) return Usage(err);
+    auto e = optimize::RunOptimize(c_, store, io, &err);
+    if (e != optimize::OptimizeExit::kDone) std::cerr << "kz optimize: " << err << "\n";
+    return int(e);
+  }
+
+ private:
+  // A new run writes run.json from the flags; --resume reads it (a different --endpoint is
+  // allowed: a restarted server); --replay copies the source run's.
+  bool Configure(const optimize::RunStore& store, std::string* err) {
+    if (!resume_.empty() || !replay_.empty()) {
+      json run;
+      optimize::RunStore src(resume_.empty() ? replay_ : resume_);
+      if (!src.HasRun()) return *err = src.dir() + " holds no kz optimize run (no run.json)", false;
+      if (!src.ReadRun(&run, err)) return false;
+      auto c = optimize::OptimizeConfig::FromJson(run, err);
+      if (!c) return false;
+      c_ = *c;
+      if (!replay_.empty() && store.HasRun()) return *err = store.dir() + " already holds a run", false;
+      return replay_.empty() || store.WriteRun(run, err);
+    }
+    if (store.HasRun()) return *err = store.dir() + " already holds a run: --resume it or give another --out", false;
+    if (c_.task_path.empty() || c_.model.empty() || endpoint_.empty())
+      return *err = "a new run needs --task, --model and --endpoint", false;
+    if (c_.budget.v[0] <= 0 || c_.budget.v[2] <= 0)
+      return *err = "a new run needs --budget-tokens and --budget-gpu-s (> 0)", false;
+    if (!util::PathExists(c_.task_path)) return *err = "--task " + c_.task_path + " does not exist", false;
+    if (!c_.initial.empty() && !util::PathExists(c_.initial)) return *err = "--initial " + c_.initial + " does not exist", false;
+    c_.task_path = std::filesystem::absolute(c_.task_path).string();
+    if (!c_.initial.empty()) c_.initial = std::filesystem::absolute(c_.initial).string();
+    return store.WriteRun(c_.ToJson(), err);
+  }
+
+  bool MakeVerify(optimize::VerifyOne* out, std::string* err) {
+    if (!replay_.empty()) {  // the source run's verdicts by code hash; the task check by its file
+      auto verdicts = std::make_shared<std::map<std::string, json>>(optimize::RunStore(replay_).LoadVerdicts());
+      std::string src = replay_;
+      *out = [verdicts, src](const verify::Sample& s, double, double) {
+        std::string path = s.self_check ? src + "/task_check.json" : s.candidate_path, text, e;
+        if (s.self_check) {
+          json v;
+          if (util::ReadFile(path, &text, &e)) v = json::parse(text, nullptr, false);
+          return v.is_object() ? v : json{{"status", "not_recorded"}, {"reason", "replay: no task_check.json"}};
+        }
+        util::ReadFile(path, &text, &e);
+        auto it = verdicts->find(util::Hash128Hex(text));
+        return it != verdicts->end() ? it->second : json{{"status", "not_recorded"}, {"reason", "replay: no verdict for " + path}};
+      };
+      return true;
+    }
+    verify::VerifyOptions v;
+    v.cpu_only = cpu_;
+    v.timing_ci_rel = timing_ci_;
+    v.cache_dir = verify::DefaultCacheDir();
+    worker::WorkerConfig w = worker::LocateWorker(argv0_);
+    if (!ApplySandbox(sandbox_, v.cache_dir, &w, err)) return false;
+    auto gpus = cpu_ ? std::vector<verify::Gpu>{} : verify::DetectGpus();
+    *out = [w, v, gpus](const verify::Sample& s, double timeout_s, double compile_s) {
+      verify::VerifyOptions o = v;
+      o.timeout_s = timeout_s;
+      o.compile_timeout_s = compile_s;
+      verify::Verifier verifier(w, o, gpus);
+      return verifier.VerifyAll({s}).at(0);
+    };
+    return true;
+  }
+
+  static int Usage(const std::string& msg) {
+    std::cerr << "kz optimize: " << msg << "\n";
+    return verify::kExitUsage;
+  }
+
+  std::string argv0_, endpoint_, out_, resume_, replay_;
+  optimize::OptimizeConfig c_ = Defaults();
+  double timing_ci_ = 0.02;
+  bool cpu_ = false, chosen_ = false;
+  SandboxFlags sandbox_;
+
+  static optimize::OptimizeConfig Defaults() {
+    optimize::OptimizeConfig c;
+    c.budget.v = {0, 1000, 0, 3600};
+    return c;
+  }
+};
+}  // namespace
+
+std::unique_ptr<OptimizeCommand> AddOptimizeCommand(CLI::App& app, const std::string& argv0) {
+  return std::make_unique<OptimizeCommandImpl>(app, argv0);
+}
+
+}  // namespace kz::cli

@@ -1,0 +1,46 @@
+// OptimizeConfig as run.json (kz.optimize.run/1).
+#include "optimize/optimize_loop.h"
+
+namespace kz::optimize {
+using json = nlohmann::json;
+
+json OptimizeConfig::ToJson() const {
+  json b = json::object();
+  for (size_t i = 0; i < kResources; ++i) b[ResourceName(Resource(i))] = budget.v[i];
+  return {{"format", "kz.optimize.run/1"}, {"task", task_path}, {"backend", backend}, {"model", model},
+          {"initial", initial}, {"islands", islands}, {"capacity", capacity}, {"iterations", iterations},
+          {"migrate_every", migrate_every}, {"seed", seed}, {"temperature", temperature},
+          {"max_tokens", max_tokens}, {"request_deadline_s", request_deadline_s},
+          {"verify_timeout_s", verify_timeout_s}, {"compile_timeout_s", compile_timeout_s},
+          {"min_verify_s", min_verify_s}, {"near_duplicate", near_duplicate}, {"budget", b}};
+}
+
+std::optional<OptimizeConfig> OptimizeConfig::FromJson(const json& j, std::string* err) {
+  try {
+    if (j.value("format", "") != "kz.optimize.run/1") throw std::runtime_error("not a kz.optimize.run/1 object");
+    OptimizeConfig c;
+    c.task_path = j.at("task").get<std::string>();
+    c.backend = j.at("backend").get<std::string>();
+    c.model = j.at("model").get<std::string>();
+    c.initial = j.at("initial").get<std::string>();
+    c.islands = j.at("islands").get<int>();
+    c.capacity = j.at("capacity").get<int>();
+    c.iterations = j.at("iterations").get<int>();
+    c.migrate_every = j.at("migrate_every").get<int>();
+    c.seed = j.at("seed").get<uint64_t>();
+    c.temperature = j.at("temperature").get<double>();
+    c.max_tokens = j.at("max_tokens").get<int>();
+    c.request_deadline_s = j.at("request_deadline_s").get<double>();
+    c.verify_timeout_s = j.at("verify_timeout_s").get<double>();
+    c.compile_timeout_s = j.at("compile_timeout_s").get<double>();
+    c.min_verify_s = j.at("min_verify_s").get<double>();
+    c.near_duplicate = j.at("near_duplicate").get<double>();
+    for (size_t i = 0; i < kResources; ++i) c.budget.v[i] = j.at("budget").at(ResourceName(Resource(i))).get<double>();
+    return c;
+  } catch (const std::exception& e) {
+    *err = std::string("run.json: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace kz::optimize
