@@ -1,6 +1,7 @@
 #include "cli/optimize_command.h"
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/sandbox_flags.h"
@@ -30,6 +31,8 @@ class OptimizeCommandImpl : public OptimizeCommand {
     c->add_option("--resume", resume_, "Continue the run in this directory (its run.json holds the settings)");
     c->add_option("--replay", replay_, "Redo the run in this directory from its transcript and verdicts (no model, no GPU) into --out");
     c->add_option("--initial", c_.initial, "A seed kernel verified before the first request");
+    c->add_option("--experience", experience_,
+                  "The experience library (SQLite; default <cache dir>/experience.db; 'none' for none)");
     c->add_option("--budget-tokens", c_.budget.v[0], "Prompt + completion tokens at most")->check(CLI::PositiveNumber);
     c->add_option("--budget-requests", c_.budget.v[1], "LLM requests at most (default 1000)")->check(CLI::PositiveNumber);
     c->add_option("--budget-gpu-s", c_.budget.v[2], "Seconds of verification at most")->check(CLI::PositiveNumber);
@@ -75,6 +78,8 @@ class OptimizeCommandImpl : public OptimizeCommand {
     io.prompt_template = tmpl.text;
     io.progress = [](const std::string& line) { std::cerr << "kz optimize: " << line << "\n"; };
     if (!MakeVerify(&io.verify, &err)) return Usage(err);
+    std::unique_ptr<optimize::ExperienceLibrary> library;
+    if (!MakeExperience(&io, &library, &err)) return Usage(err);
     auto e = optimize::RunOptimize(c_, store, io, &err);
     if (e != optimize::OptimizeExit::kDone) std::cerr << "kz optimize: " << err << "\n";
     return int(e);
@@ -104,6 +109,11 @@ class OptimizeCommandImpl : public OptimizeCommand {
     if (!c_.initial.empty() && !util::PathExists(c_.initial)) return *err = "--initial " + c_.initial + " does not exist", false;
     c_.task_path = std::filesystem::absolute(c_.task_path).string();
     if (!c_.initial.empty()) c_.initial = std::filesystem::absolute(c_.initial).string();
+    c_.experience = experience_.empty() ? verify::DefaultCacheDir() + "/experience.db" : experience_;
+    if (c_.experience != "none") {
+      if (!util::MakeDirs(std::filesystem::path(c_.experience).parent_path().string(), err)) return false;
+      c_.experience = std::filesystem::absolute(c_.experience).string();
+    }
     return store.WriteRun(c_.ToJson(), err);
   }
 
@@ -141,12 +151,56 @@ class OptimizeCommandImpl : public OptimizeCommand {
     return true;
   }
 
+  // Live: the library's retrieve, learn and use (a failure is a warning: the search goes
+  // on). Replay: the source run's recorded retrievals, nothing written.
+  bool MakeExperience(optimize::OptimizeIo* io, std::unique_ptr<optimize::ExperienceLibrary>* lib, std::string* err) {
+    if (!replay_.empty()) {
+      auto by_it = std::make_shared<std::map<int, optimize::Experience>>();
+      std::vector<json> records;
+      std::ifstream in(replay_ + "/candidates.jsonl");
+      for (std::string line; std::getline(in, line);) {
+        json r = json::parse(line, nullptr, false);
+        if (!r.is_object() || !r.contains("experience") || !r["experience"].is_object()) continue;
+        const json& e = r["experience"];
+        (*by_it)[r.value("iteration", -1)] = {e.value("id", int64_t(0)), e.value("signature", ""), e.value("structure", ""),
+                                              e.value("change", ""), e.value("effect", 1.0), e.value("gpu", ""),
+                                              e.value("uses", 0), e.value("wins", 0)};
+      }
+      io->retrieve = [by_it](const std::string&, int it) {
+        auto f = by_it->find(it);
+        return f == by_it->end() ? std::vector<optimize::Experience>{} : std::vector<optimize::Experience>{f->second};
+      };
+      return true;
+    }
+    if (c_.experience == "none" || c_.experience.empty()) return true;
+    *lib = optimize::ExperienceLibrary::Open(c_.experience, err);
+    if (!*lib) return false;
+    auto* l = lib->get();
+    auto warn = [](const std::string& e) { std::cerr << "kz optimize: warning: " << e << "\n"; };
+    io->retrieve = [l, warn](const std::string& query, int) {
+      std::vector<optimize::Experience> out;
+      std::string e;
+      if (!l->Retrieve(query, 3, &out, &e)) warn(e);
+      return out;
+    };
+    io->learn = [l, warn](const optimize::Experience& x, const std::string& key) {
+      std::string e;
+      int64_t id = 0;
+      if (!l->Add(x, key, &id, &e)) warn(e);
+    };
+    io->use = [l, warn](int64_t id, bool won, const std::string& key) {
+      std::string e;
+      if (!l->RecordUse(id, won, key, &e)) warn(e);
+    };
+    return true;
+  }
+
   static int Usage(const std::string& msg) {
     std::cerr << "kz optimize: " << msg << "\n";
     return verify::kExitUsage;
   }
 
-  std::string argv0_, endpoint_, out_, resume_, replay_;
+  std::string argv0_, endpoint_, out_, resume_, replay_, experience_;
   optimize::OptimizeConfig c_ = Defaults();
   double timing_ci_ = 0.02;
   bool cpu_ = false, chosen_ = false;

@@ -12,6 +12,7 @@ const char* MutationName(Mutation m) {
     case Mutation::kRewrite: return "rewrite";
     case Mutation::kFix: return "fix";
     case Mutation::kCrossover: return "crossover";
+    case Mutation::kApply: return "apply";
   }
   return "?";
 }
@@ -20,7 +21,12 @@ Mutation ChooseMutation(const MutationInputs& in) {
   if (in.has_failure) return Mutation::kFix;
   if (!in.has_parent) return Mutation::kSeed;
   if (in.has_other && in.u < 0.25) return Mutation::kCrossover;
+  if (in.has_experience && WouldApply(in)) return Mutation::kApply;
   return Mutation::kRewrite;
+}
+
+bool WouldApply(const MutationInputs& in) {
+  return !in.has_failure && in.has_parent && !(in.has_other && in.u < 0.25) && in.u >= 0.25 && in.u < 0.5;
 }
 
 namespace {
@@ -46,6 +52,12 @@ bool RenderOptimizePrompt(const std::string& tmpl, Mutation m, const PromptParts
       context = Block("A previous attempt, which the verifier refused:", p.parent_source) +
                 "What the verifier reported:\n" + p.parent_facts + "\n";
       instruction = "fix what the verifier reported; keep the idea if it is sound.";
+      break;
+    case Mutation::kApply:
+      context = Block("The current best implementation (verified correct):", p.parent_source) +
+                "What the verifier measured:\n" + p.parent_facts + "\n" +
+                "An optimisation that worked on a similar kernel (from the experience library):\n" + p.experience + "\n\n";
+      instruction = "apply that optimisation, adapted, to the current implementation; keep it correct.";
       break;
     case Mutation::kCrossover:
       context = Block("Implementation A (verified correct):", p.parent_source) + "What the verifier measured for A:\n" +

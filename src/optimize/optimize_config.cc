@@ -8,7 +8,7 @@ json OptimizeConfig::ToJson() const {
   json b = json::object();
   for (size_t i = 0; i < kResources; ++i) b[ResourceName(Resource(i))] = budget.v[i];
   return {{"format", "kz.optimize.run/1"}, {"task", task_path}, {"backend", backend}, {"model", model},
-          {"initial", initial}, {"islands", islands}, {"capacity", capacity}, {"iterations", iterations},
+          {"initial", initial}, {"experience", experience}, {"islands", islands}, {"capacity", capacity}, {"iterations", iterations},
           {"migrate_every", migrate_every}, {"seed", seed}, {"temperature", temperature},
           {"max_tokens", max_tokens}, {"request_deadline_s", request_deadline_s},
           {"verify_timeout_s", verify_timeout_s}, {"compile_timeout_s", compile_timeout_s},
@@ -23,6 +23,7 @@ std::optional<OptimizeConfig> OptimizeConfig::FromJson(const json& j, std::strin
     c.backend = j.at("backend").get<std::string>();
     c.model = j.at("model").get<std::string>();
     c.initial = j.at("initial").get<std::string>();
+    c.experience = j.value("experience", "");
     c.islands = j.at("islands").get<int>();
     c.capacity = j.at("capacity").get<int>();
     c.iterations = j.at("iterations").get<int>();

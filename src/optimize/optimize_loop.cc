@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "generate/extract.h"
@@ -41,6 +42,19 @@ Amounts VerifyCost(const json& v) {
   return a;
 }
 
+std::string ExperienceText(const Experience& e) {
+  char effect[32];
+  std::snprintf(effect, sizeof effect, "%.2f", e.effect);
+  return "On " + e.gpu + ", from a kernel of this kind (" + e.structure + "), the change that added {" + e.change +
+         "} made it " + effect + "x as fast (applied " + std::to_string(e.uses) + " times since, " +
+         std::to_string(e.wins) + " kept).";
+}
+
+json ExperienceToJson(const Experience& e) {
+  return {{"id", e.id}, {"signature", e.signature}, {"structure", e.structure}, {"change", e.change},
+          {"effect", e.effect}, {"gpu", e.gpu}, {"uses", e.uses}, {"wins", e.wins}};
+}
+
 class Loop {
  public:
   Loop(const OptimizeConfig& c, const RunStore& store, const OptimizeIo& io, BudgetLedger ledger, Islands islands)
@@ -65,6 +79,9 @@ class Loop {
              std::string* err);
   void Absorb(const json& record);         // a record's effect on memory and dedup
   bool Persist(std::string* err);
+  // The experience library's side of a verified child: a use of the applied record, and a
+  // new record when the child's interval cleared its parent's.
+  void Learn(Mutation m, const json& rec, const json& verdict, const Change& ch);
   void Say(const std::string& line) const {
     if (io_.progress) io_.progress(line);
   }
@@ -127,7 +144,14 @@ bool Loop::Iterate(int it, std::string* err) {
   std::optional<Elite> parent = islands_.PickParent(island), other;
   if (auto b = islands_.Best(); b && parent && b->id != parent->id) other = b;
   std::string fix = state_.pending_fix.count(island) ? state_.pending_fix[island] : "";
-  Mutation m = ChooseMutation({parent.has_value(), !fix.empty(), other.has_value(), u});
+  MutationInputs in{parent.has_value(), !fix.empty(), other.has_value(), u, false};
+  std::optional<Experience> exp;
+  if (io_.retrieve && WouldApply(in)) {  // asked only when the rule would use a record
+    auto found = io_.retrieve(SignatureOf(task_source_, c_.backend, parent->cell), it);
+    if (!found.empty()) exp = found.front();
+    in.has_experience = exp.has_value();
+  }
+  Mutation m = ChooseMutation(in);
   std::string base = m == Mutation::kFix ? fix : m == Mutation::kSeed ? "" : parent->id;
   if (m == Mutation::kFix) state_.pending_fix.erase(island);  // one attempt per failure
   auto verdicts = store_.LoadVerdicts();
@@ -136,13 +160,15 @@ bool Loop::Iterate(int it, std::string* err) {
     return v == verdicts.end() ? std::string("(no verdict)") : Diagnose(v->second);
   };
   PromptParts parts{task_source_, c_.backend, base.empty() ? "" : store_.ReadCode(base), base.empty() ? "" : facts(base),
-                    m == Mutation::kCrossover ? store_.ReadCode(other->id) : "", memory_.Failures(base, 6)};
+                    m == Mutation::kCrossover ? store_.ReadCode(other->id) : "", memory_.Failures(base, 6),
+                    exp ? ExperienceText(*exp) : ""};
   std::string prompt;
   if (!RenderOptimizePrompt(io_.prompt_template, m, parts, &prompt, err)) return false;
 
   std::string id = "c" + std::to_string(it);
   json rec = {{"iteration", it}, {"id", id}, {"island", island}, {"mutation", MutationName(m)}, {"parent", base},
               {"lineage", base}, {"other", m == Mutation::kCrossover ? other->id : ""}};
+  if (m == Mutation::kApply) rec["experience"] = ExperienceToJson(*exp);
   generate::Request req;
   req.id = "it" + std::to_string(it);
   req.messages = {{"user", prompt}};
@@ -227,7 +253,26 @@ bool Loop::Judge(int island, Mutation m, const std::string& base, const generate
     state_.pending_fix[island] = id;
   }
   rec["kept"] = kept;
+  Learn(m, rec, v.verdict, ch);
   return finish("verified", rec["status"].get<std::string>() + (kept ? ", kept" : ""));
+}
+
+void Loop::Learn(Mutation m, const json& rec, const json& verdict, const Change& ch) {
+  std::string key = store_.dir() + "/" + rec["id"].get<std::string>();
+  if (m == Mutation::kApply && io_.use) io_.use(rec["experience"]["id"].get<int64_t>(), rec["kept"].get<bool>(), key);
+  if (!io_.learn || !rec.value("clears_parent", false)) return;
+  auto p = std::find_if(records_.begin(), records_.end(), [&](const json& r) { return r["id"] == rec["parent"]; });
+  if (p == records_.end() || !p->contains("cell") || p->value("speedup", 0.0) <= 0) return;
+  auto cell = (*p)["cell"].get<std::vector<int>>();
+  Experience e;
+  e.signature = SignatureOf(task_source_, c_.backend, cell);
+  e.structure = c_.backend + ", " + std::to_string(KernelsDefined(store_.ReadCode(rec["parent"]))) + " kernel(s), " +
+                std::to_string(cell.size() > 1 ? cell[1] : 0) + " launch(es) per forward";
+  e.change = ch.summary;
+  e.effect = rec.value("speedup", 0.0) / p->value("speedup", 1.0);
+  const json& d = verdict.contains("device") ? verdict["device"] : json::object();
+  e.gpu = d.value("name", d.value("kind", std::string("?")));
+  io_.learn(e, key);
 }
 
 OptimizeExit Loop::Start(std::string* err) {

@@ -14,6 +14,7 @@
 
 #include "generate/endpoint.h"
 #include "optimize/budget_ledger.h"
+#include "optimize/experience.h"
 #include "optimize/run_store.h"
 #include "verify/sample.h"
 
@@ -24,6 +25,7 @@ struct OptimizeConfig {
   std::string backend = "triton";  // cuda | triton
   std::string model;              // sent to the endpoint (and part of each transcript key)
   std::string initial;            // a seed kernel verified before the first request ("" none)
+  std::string experience;         // the experience library's SQLite file ("" none)
   int islands = 2;
   int capacity = 8;               // elites per island
   int iterations = 8;             // LLM iterations at most; the budget may stop the run first
@@ -50,6 +52,13 @@ struct OptimizeIo {
   VerifyOne verify;
   std::string prompt_template;  // prompts/optimize.v1.txt's text
   std::function<void(const std::string&)> progress;  // one line per event (stderr in the CLI)
+  // The experience library (all three unset: none). retrieve(query, iteration): the best
+  // matching records (a replay answers from the source run's records); learn(record, key): a
+  // child cleared its parent; use(id, won, key): a record was applied. Keys are unique per
+  // run and candidate, so a redone iteration never counts twice.
+  std::function<std::vector<Experience>(const std::string&, int)> retrieve;
+  std::function<void(const Experience&, const std::string&)> learn;
+  std::function<void(int64_t, bool, const std::string&)> use;
 };
 
 enum class OptimizeExit { kDone = 0, kRefused = 2, kFailed = 3 };

@@ -96,13 +96,13 @@ TEST(MutationTest, TheRuleInOrder) {
 TEST(MutationTest, PromptCarriesParentFactsAndWhatFailed) {
   std::string tmpl = "{{backend}}|{{task_source}}|{{context}}|{{instruction}}";
   PromptParts p{"class Model: ...", "triton", "class ModelNew: A", "status: correct", "class ModelNew: B",
-                {"added {1024} -> incorrect"}};
+                {"added {1024} -> incorrect"}, ""};
   std::string out, err;
   ASSERT_TRUE(RenderOptimizePrompt(tmpl, Mutation::kCrossover, p, &out, &err)) << err;
   for (const char* want : {"Triton|class Model: ...", "Implementation A", "class ModelNew: A", "status: correct",
                            "class ModelNew: B", "do not repeat", "added {1024} -> incorrect", "combine"})
     EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
-  ASSERT_TRUE(RenderOptimizePrompt(tmpl, Mutation::kSeed, {"m", "cuda", "", "", "", {}}, &out, &err));
+  ASSERT_TRUE(RenderOptimizePrompt(tmpl, Mutation::kSeed, {"m", "cuda", "", "", "", {}, ""}, &out, &err));
   EXPECT_NE(out.find("CUDA"), std::string::npos);
   EXPECT_EQ(out.find("```"), std::string::npos);  // no parent block for a seed
   EXPECT_FALSE(RenderOptimizePrompt("{{unknown}}", Mutation::kSeed, p, &out, &err));
