@@ -10,19 +10,23 @@ OUT=${1:-build/sanitize}
 mkdir -p "$OUT"
 CXX=${CXX:-g++}
 FLAGS=(-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-       -Isrc -Itests/unit)
+       -Isrc -Itests/unit -DKZ_SOURCE_DIR=\"$PWD\")
 # Binary 1: child processes, the GPU gate and its enforcement, the budget ledger (threads).
 PROC_SRC=(src/util/subprocess.cc src/util/spawn.cc src/util/frame.cc src/util/proc_stats.cc src/util/log.cc
           src/util/fs.cc src/verify/gpu_gate.cc src/verify/gate_hub.cc src/optimize/budget_ledger.cc
           tests/unit/util/subprocess_test.cc tests/unit/verify/gate_hub_test.cc tests/unit/verify/gpu_gate_test.cc
           tests/unit/optimize/budget_ledger_test.cc)
-# Binary 2: the reward math, frames, hashes, kz optimize's islands and duplicate detection.
-MATH_SRC=(src/rewards/ca_grpo.cc src/rewards/frontier.cc src/util/frame.cc src/util/hash.cc
-          src/optimize/islands.cc src/optimize/dedup.cc
+# Binary 2: the reward math, frames, hashes, kz optimize's islands, duplicate detection,
+# diagnostics, short-term memory, mutation rule and the experience library (SQLite).
+MATH_SRC=(src/rewards/ca_grpo.cc src/rewards/frontier.cc src/util/frame.cc src/util/hash.cc src/util/fs.cc
+          src/optimize/islands.cc src/optimize/dedup.cc src/optimize/diagnostics.cc src/optimize/short_memory.cc
+          src/optimize/mutation.cc src/optimize/experience.cc src/generate/prompt.cc src/bench/generations.cc
+          src/bench/suite.cc
           tests/unit/rewards/ca_grpo_test.cc tests/unit/rewards/frontier_test.cc tests/unit/util/frame_test.cc
-          tests/unit/util/hash_test.cc tests/unit/optimize/islands_test.cc tests/unit/optimize/dedup_test.cc)
+          tests/unit/util/hash_test.cc tests/unit/optimize/islands_test.cc tests/unit/optimize/dedup_test.cc
+          tests/unit/optimize/loop_parts_test.cc tests/unit/optimize/experience_test.cc)
 "$CXX" "${FLAGS[@]}" "${PROC_SRC[@]}" -lgtest -lgtest_main -lpthread -o "$OUT/sanitize_proc" &
-"$CXX" "${FLAGS[@]}" "${MATH_SRC[@]}" -lgtest -lgtest_main -lpthread -lxxhash -o "$OUT/sanitize_math" &
+"$CXX" "${FLAGS[@]}" "${MATH_SRC[@]}" -lgtest -lgtest_main -lpthread -lxxhash -lsqlite3 -o "$OUT/sanitize_math" &
 wait %1 && wait %2 || { echo "sanitize: build failed"; exit 1; }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 rc=0
