@@ -7,6 +7,7 @@
 #include "cli/sandbox_flags.h"
 #include "generate/openai_endpoint.h"
 #include "generate/prompt.h"
+#include "generate/replay_endpoint.h"
 #include "optimize/optimize_loop.h"
 #include "optimize/transcript_endpoint.h"
 #include "util/fs.h"
@@ -48,7 +49,6 @@ class OptimizeCommandImpl : public OptimizeCommand {
     c->add_option("--timing-ci", timing_ci_, "Adaptive timing's relative interval half-width (default 0.02)")->check(CLI::NonNegativeNumber);
     c->add_flag("--cpu", cpu_, "Verify on the CPU (references on the CPU, Triton interpreted; no timing)");
     AddSandboxOptions(c, &sandbox_, "best-effort");
-    c->callback([this] { chosen_ = true; });
   }
 
   int Run() override {
@@ -56,23 +56,32 @@ class OptimizeCommandImpl : public OptimizeCommand {
     if (int(!out_.empty()) + int(!resume_.empty()) != 1 || (!replay_.empty() && out_.empty()))
       return Usage("give --out DIR (a new run), --resume DIR, or --replay DIR --out DIR2");
     std::string dir = resume_.empty() ? out_ : resume_;
+    if (!resume_.empty() && !util::PathExists(dir)) return Usage("--resume " + dir + ": no such directory");
     if (!util::MakeDirs(dir, &err)) return Usage(err);
     bool busy = false;
-    auto lock = util::KeyLock::TryAcquire(dir + "/lock", &busy);
+    auto lock = util::KeyLock::TryAcquire(dir + "/lock", &busy, /*keep_file=*/true);
     if (busy) return Usage(dir + " is in use by another kz optimize (its lock is held)");
+    if (!lock) return Usage(dir + "/lock cannot be created: the run directory is not writable");
     optimize::RunStore store(std::filesystem::absolute(dir).string());
     if (!Configure(store, &err)) return Usage(err);
     std::string prompts = generate::LocatePromptsDir(argv0_), tmpl_err;
     generate::PromptTemplate tmpl;
     if (!generate::LoadTemplate(prompts + "/optimize.v1.txt", &tmpl, &tmpl_err)) return Usage(tmpl_err);
+    // The model: the live endpoint, or for a replay the source run's transcript; either way
+    // behind this run's own transcript (answered first, appended to).
     generate::OpenAiOptions oo;
-    oo.base_url = endpoint_;
+    oo.base_url = c_.endpoint;
     oo.model = c_.model;
-    std::unique_ptr<generate::OpenAiEndpoint> live;
-    if (replay_.empty()) live = std::make_unique<generate::OpenAiEndpoint>(oo);
+    std::unique_ptr<generate::Endpoint> live;
+    if (replay_.empty()) {
+      live = std::make_unique<generate::OpenAiEndpoint>(oo);
+    } else {
+      auto source = std::make_unique<generate::ReplayEndpoint>();
+      if (!source->Load(replay_ + "/transcript.jsonl", c_.model, &err)) return Usage(err);
+      live = std::move(source);
+    }
     optimize::TranscriptEndpoint endpoint(live.get(), c_.model);
-    std::string transcript = replay_.empty() ? store.Path("transcript.jsonl") : replay_ + "/transcript.jsonl";
-    if (!endpoint.Open(transcript, &err)) return Usage(err);
+    if (!endpoint.Open(store.Path("transcript.jsonl"), &err)) return Usage(err);
     optimize::OptimizeIo io;
     io.endpoint = &endpoint;
     io.prompt_template = tmpl.text;
@@ -97,8 +106,14 @@ class OptimizeCommandImpl : public OptimizeCommand {
       auto c = optimize::OptimizeConfig::FromJson(run, err);
       if (!c) return false;
       c_ = *c;
-      if (!replay_.empty() && store.HasRun()) return *err = store.dir() + " already holds a run", false;
-      return replay_.empty() || store.WriteRun(run, err);
+      if (!endpoint_.empty()) c_.endpoint = endpoint_;  // a restarted server may have moved
+      if (replay_.empty() && c_.endpoint.empty()) return *err = "--resume needs --endpoint (run.json has none)", false;
+      if (!replay_.empty()) {
+        if (store.HasRun()) return *err = store.dir() + " already holds a run", false;
+        if (!c_.initial.empty()) c_.initial = src.Path("candidates/init.py");  // the source's copy
+        return store.WriteRun(run, err);
+      }
+      return true;
     }
     if (store.HasRun()) return *err = store.dir() + " already holds a run: --resume it or give another --out", false;
     if (c_.task_path.empty() || c_.model.empty() || endpoint_.empty())
@@ -109,6 +124,10 @@ class OptimizeCommandImpl : public OptimizeCommand {
     if (!c_.initial.empty() && !util::PathExists(c_.initial)) return *err = "--initial " + c_.initial + " does not exist", false;
     c_.task_path = std::filesystem::absolute(c_.task_path).string();
     if (!c_.initial.empty()) c_.initial = std::filesystem::absolute(c_.initial).string();
+    c_.endpoint = endpoint_;
+    c_.cpu = cpu_;
+    c_.timing_ci = timing_ci_;
+    c_.sandbox = sandbox_.mode;
     c_.experience = experience_.empty() ? verify::DefaultCacheDir() + "/experience.db" : experience_;
     if (c_.experience != "none") {
       if (!util::MakeDirs(std::filesystem::path(c_.experience).parent_path().string(), err)) return false;
@@ -130,17 +149,20 @@ class OptimizeCommandImpl : public OptimizeCommand {
         }
         util::ReadFile(path, &text, &e);
         auto it = verdicts->find(util::Hash128Hex(text));
-        return it != verdicts->end() ? it->second : json{{"status", "not_recorded"}, {"reason", "replay: no verdict for " + path}};
+        return it != verdicts->end() ? it->second
+                                     : json{{"status", "not_recorded"}, {"reason", "replay: the source run has no verdict for " + path}};
       };
       return true;
     }
     verify::VerifyOptions v;
-    v.cpu_only = cpu_;
-    v.timing_ci_rel = timing_ci_;
+    v.cpu_only = c_.cpu;
+    v.timing_ci_rel = c_.timing_ci;
     v.cache_dir = verify::DefaultCacheDir();
     worker::WorkerConfig w = worker::LocateWorker(argv0_);
-    if (!ApplySandbox(sandbox_, v.cache_dir, &w, err)) return false;
-    auto gpus = cpu_ ? std::vector<verify::Gpu>{} : verify::DetectGpus();
+    SandboxFlags sandbox = sandbox_;
+    sandbox.mode = c_.sandbox;
+    if (!ApplySandbox(sandbox, v.cache_dir, &w, err)) return false;
+    auto gpus = c_.cpu ? std::vector<verify::Gpu>{} : verify::DetectGpus();
     *out = [w, v, gpus](const verify::Sample& s, double timeout_s, double compile_s) {
       verify::VerifyOptions o = v;
       o.timeout_s = timeout_s;
@@ -203,7 +225,7 @@ class OptimizeCommandImpl : public OptimizeCommand {
   std::string argv0_, endpoint_, out_, resume_, replay_, experience_;
   optimize::OptimizeConfig c_ = Defaults();
   double timing_ci_ = 0.02;
-  bool cpu_ = false, chosen_ = false;
+  bool cpu_ = false;
   SandboxFlags sandbox_;
 
   static optimize::OptimizeConfig Defaults() {

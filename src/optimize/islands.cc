@@ -90,6 +90,7 @@ std::optional<Islands> Islands::FromJson(const json& j, std::string* err) {
                                                                    e.at("speedup_lo").get<double>(),
                                                                    e.value("speedup_hi", 0.0)};
     const uint64_t draws = j.at("draws").get<uint64_t>();
+    if (draws > 100'000'000) throw std::runtime_error("draws: " + std::to_string(draws) + " is not a run's");
     out.rng_.discard(draws);  // the same engine state as when it was saved
     out.draws_ = draws;
     return out;

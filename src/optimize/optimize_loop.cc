@@ -4,8 +4,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <random>
 
+#include "bench/verdict_log.h"
 #include "generate/extract.h"
 #include "optimize/dedup.h"
 #include "optimize/diagnostics.h"
@@ -42,12 +45,41 @@ Amounts VerifyCost(const json& v) {
   return a;
 }
 
+// Verdicts carry raw output bytes: invalid UTF-8 is replaced, never thrown.
+std::string Dump(const json& j) { return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+// retrievals.jsonl: the library's answer for an iteration ({"iteration", "experience"|null}),
+// written before the request so a redone iteration asks the same prompt.
+std::map<int, std::optional<Experience>> LoadRetrievals(const RunStore& store) {
+  std::map<int, std::optional<Experience>> out;
+  std::ifstream in(store.Path("retrievals.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    json r = json::parse(line, nullptr, false);
+    if (!r.is_object() || !r.contains("iteration") || !r["iteration"].is_number_integer()) continue;
+    std::optional<Experience> e;
+    if (r.contains("experience") && r["experience"].is_object()) {
+      const json& x = r["experience"];
+      e = Experience{x.value("id", int64_t(0)), x.value("signature", ""), x.value("structure", ""), x.value("change", ""),
+                     x.value("effect", 1.0), x.value("gpu", ""), x.value("uses", 0), x.value("wins", 0)};
+    }
+    out.emplace(r["iteration"].get<int>(), e);
+  }
+  return out;
+}
+
+json ExperienceToJson(const Experience& e);
+
+bool AppendRetrieval(const RunStore& store, int it, const std::optional<Experience>& e, std::string* err) {
+  bench::VerdictLog log;
+  return log.Open(store.Path("retrievals.jsonl"), err) &&
+         log.Append({{"iteration", it}, {"experience", e ? ExperienceToJson(*e) : json(nullptr)}}, err);
+}
+
 std::string ExperienceText(const Experience& e) {
   char effect[32];
   std::snprintf(effect, sizeof effect, "%.2f", e.effect);
   return "On " + e.gpu + ", from a kernel of this kind (" + e.structure + "), the change that added {" + e.change +
-         "} made it " + effect + "x as fast (applied " + std::to_string(e.uses) + " times since, " +
-         std::to_string(e.wins) + " kept).";
+         "} made it " + effect + "x as fast.";
 }
 
 json ExperienceToJson(const Experience& e) {
@@ -58,7 +90,8 @@ json ExperienceToJson(const Experience& e) {
 class Loop {
  public:
   Loop(const OptimizeConfig& c, const RunStore& store, const OptimizeIo& io, BudgetLedger ledger, Islands islands)
-      : c_(c), store_(store), io_(io), ledger_(std::move(ledger)), islands_(std::move(islands)), seen_(c.near_duplicate) {
+      : c_(c), store_(store), io_(io), ledger_(std::move(ledger)), islands_(std::move(islands)), seen_(1.01),
+        verdicts_(store.LoadVerdicts()), retrievals_(LoadRetrievals(store)), seen_correct_(c.near_duplicate) {
     std::string err;
     util::ReadFile(c.task_path, &task_source_, &err);  // unreadable: the task check says so
   }
@@ -71,9 +104,14 @@ class Loop {
   struct Verified {
     json verdict;
     bool ok = false;          // a verdict came back
+    bool reused = false;      // the verdict of this code was already in verdicts.jsonl
     std::string stop;         // the budget refused it: why
   };
-  Verified VerifyCharged(const std::string& code_path, bool self_check, json* spent, std::string* err);
+  // `code_xxh` ("" for the task check): a verdict already stored for it is reused (an
+  // iteration redone after a kill is charged again but not run again).
+  Verified VerifyCharged(const std::string& code_path, const std::string& code_xxh, bool self_check, json* spent,
+                         std::string* err);
+  std::string CannotVerify() const;  // "" when the budget still covers a verification
   bool Iterate(int it, std::string* err);  // false: a fatal error (*err)
   bool Judge(int island, Mutation m, const std::string& base, const generate::Result& res, nlohmann::json rec,
              std::string* err);
@@ -96,16 +134,27 @@ class Loop {
   RunState state_;
   std::vector<json> records_;
   std::string task_source_;
+  std::map<std::string, json> verdicts_;            // verdicts.jsonl, by code hash
+  std::map<int, std::optional<Experience>> retrievals_;  // retrievals.jsonl, by iteration
+  SeenSources seen_correct_;                        // near duplicates: of correct candidates only
 };
 
-Loop::Verified Loop::VerifyCharged(const std::string& code_path, bool self_check, json* spent, std::string* err) {
+std::string Loop::CannotVerify() const {
+  Amounts left = ledger_.remaining();
+  if (std::min(c_.verify_timeout_s, left[Resource::kGpuSeconds]) < c_.min_verify_s)
+    return "budget: gpu_s (" + std::to_string(left[Resource::kGpuSeconds]) + " s left)";
+  if (c_.backend == "cuda" && std::min(c_.compile_timeout_s, left[Resource::kCompileSeconds]) < c_.min_verify_s)
+    return "budget: compile_s (" + std::to_string(left[Resource::kCompileSeconds]) + " s left)";
+  return "";
+}
+
+Loop::Verified Loop::VerifyCharged(const std::string& code_path, const std::string& code_xxh, bool self_check,
+                                   json* spent, std::string* err) {
   Verified out;
   Amounts left = ledger_.remaining();
   double limit = std::min(c_.verify_timeout_s, left[Resource::kGpuSeconds]);
   double climit = c_.backend == "cuda" && !self_check ? std::min(c_.compile_timeout_s, left[Resource::kCompileSeconds]) : 0;
-  if (limit < c_.min_verify_s) out.stop = "budget: gpu_s (" + std::to_string(left[Resource::kGpuSeconds]) + " s left)";
-  if (c_.backend == "cuda" && !self_check && climit < c_.min_verify_s)
-    out.stop = "budget: compile_s (" + std::to_string(left[Resource::kCompileSeconds]) + " s left)";
+  out.stop = self_check && limit >= c_.min_verify_s ? "" : CannotVerify();
   if (!out.stop.empty()) return out;
   Amounts worst = One(Resource::kGpuSeconds, limit);
   worst[Resource::kCompileSeconds] = climit;
@@ -115,10 +164,27 @@ Loop::Verified Loop::VerifyCharged(const std::string& code_path, bool self_check
     out.stop = "budget: " + why;
     return out;
   }
-  verify::Sample s{c_.task_path, code_path, c_.backend, std::nullopt, self_check ? "task" : "candidate", self_check};
-  out.verdict = io_.verify(s, limit, climit > 0 ? climit : c_.compile_timeout_s);
+  auto stored = code_xxh.empty() ? verdicts_.end() : verdicts_.find(code_xxh);
+  if (stored != verdicts_.end()) {
+    out.verdict = stored->second;
+    out.reused = true;
+  } else {
+    // The child's wall time overshoots its limit by the kill's latency: a margin keeps the
+    // charge within the reservation.
+    verify::Sample s{c_.task_path, code_path, c_.backend, std::nullopt, self_check ? "task" : "candidate", self_check};
+    out.verdict = io_.verify(s, std::max(1.0, limit * 0.95 - 0.5), climit > 0 ? climit : c_.compile_timeout_s);
+  }
+  if (out.verdict.value("status", "") == "not_recorded") {
+    ledger_.Cancel(*r);
+    *err = out.verdict.value("reason", "replay: no verdict recorded");
+    return out;
+  }
   Amounts cost = VerifyCost(out.verdict);
   if (!ledger_.Settle(*r, cost, err)) return out;
+  if (!code_xxh.empty() && !out.reused) {
+    if (!store_.AppendVerdict(code_xxh, out.verdict, err)) return out;
+    verdicts_.emplace(code_xxh, out.verdict);
+  }
   for (size_t i = 0; i < kResources; ++i) (*spent)[ResourceName(Resource(i))] = (*spent).value(ResourceName(Resource(i)), 0.0) + cost.v[i];
   out.ok = true;
   return out;
@@ -127,10 +193,12 @@ Loop::Verified Loop::VerifyCharged(const std::string& code_path, bool self_check
 void Loop::Absorb(const json& r) {
   std::string code = store_.ReadCode(r.value("id", ""));
   if (r.value("outcome", "") == "verified") seen_.Add(code);
+  if (r.value("outcome", "") == "verified" && r.value("status", "") == "correct") seen_correct_.Add(code);
   // A verified child that was refused, or correct but not kept (not faster), failed its change.
   bool failed = r.value("outcome", "") == "verified" && (r.value("status", "") != "correct" || !r.value("kept", false));
   if (failed && !r.value("lineage", "").empty()) {
-    Change ch{r["change"].value("signature", ""), r["change"].value("summary", "")};
+    const json& c = r.contains("change") ? r["change"] : json::object();
+    Change ch{c.value("signature", ""), c.value("summary", "")};
     memory_.RecordFailure(r["lineage"], ch, r.value("status", "") + (r.value("status", "") == "correct" ? " but not faster" : ""));
   }
 }
@@ -147,17 +215,23 @@ bool Loop::Iterate(int it, std::string* err) {
   MutationInputs in{parent.has_value(), !fix.empty(), other.has_value(), u, false};
   std::optional<Experience> exp;
   if (io_.retrieve && WouldApply(in)) {  // asked only when the rule would use a record
-    auto found = io_.retrieve(SignatureOf(task_source_, c_.backend, parent->cell), it);
-    if (!found.empty()) exp = found.front();
+    auto known = retrievals_.find(it);
+    if (known != retrievals_.end()) {
+      exp = known->second;  // a redone iteration: the same answer, so the same prompt
+    } else {
+      auto found = io_.retrieve(SignatureOf(task_source_, c_.backend, parent->cell), it);
+      if (!found.empty()) exp = found.front();
+      if (!AppendRetrieval(store_, it, exp, err)) return false;
+      retrievals_[it] = exp;
+    }
     in.has_experience = exp.has_value();
   }
   Mutation m = ChooseMutation(in);
   std::string base = m == Mutation::kFix ? fix : m == Mutation::kSeed ? "" : parent->id;
   if (m == Mutation::kFix) state_.pending_fix.erase(island);  // one attempt per failure
-  auto verdicts = store_.LoadVerdicts();
   auto facts = [&](const std::string& id) {
-    auto v = verdicts.find(util::Hash128Hex(store_.ReadCode(id)));
-    return v == verdicts.end() ? std::string("(no verdict)") : Diagnose(v->second);
+    auto v = verdicts_.find(util::Hash128Hex(store_.ReadCode(id)));
+    return v == verdicts_.end() ? std::string("(no verdict)") : Diagnose(v->second);
   };
   PromptParts parts{task_source_, c_.backend, base.empty() ? "" : store_.ReadCode(base), base.empty() ? "" : facts(base),
                     m == Mutation::kCrossover ? store_.ReadCode(other->id) : "", memory_.Failures(base, 6),
@@ -176,6 +250,10 @@ bool Loop::Iterate(int it, std::string* err) {
   req.sampling.max_tokens = c_.max_tokens;
   req.sampling.seed = (long long)(c_.seed + uint64_t(it));
   req.deadline_s = c_.request_deadline_s;
+  if (std::string why = CannotVerify(); !why.empty()) {  // a reply could not be verified: not asked
+    state_.stop_reason = why;
+    return true;
+  }
   Amounts worst = One(Resource::kTokens, double(prompt.size() + 64 + size_t(c_.max_tokens)));
   worst[Resource::kRequests] = 1;
   std::string why;
@@ -224,21 +302,20 @@ bool Loop::Judge(int island, Mutation m, const std::string& base, const generate
   Change ch = base.empty() ? Change{} : ChangeOf(store_.ReadCode(base), code);
   rec["change"] = {{"signature", ch.signature}, {"summary", ch.summary}};
   double closest = 0;
-  auto d = seen_.Check(code, &closest);
-  if (d != SeenSources::Verdict::kNew)
-    return finish(d == SeenSources::Verdict::kDuplicate ? "duplicate" : "near_duplicate",
-                  "similarity " + std::to_string(closest) + " to a verified candidate: not verified again");
+  if (seen_.Check(code) == SeenSources::Verdict::kDuplicate)
+    return finish("duplicate", "the same code (normalised) was verified before: not verified again");
+  if (seen_correct_.Check(code, &closest) != SeenSources::Verdict::kNew)
+    return finish("near_duplicate", "similarity " + std::to_string(closest) + " to a correct candidate: not verified");
   if (!base.empty() && memory_.Failed(base, ch))
     return finish("repeat_failed", "the same change {" + ch.summary + "} already failed from " + base);
   json spent = rec["spent"];
-  Verified v = VerifyCharged(store_.Path("candidates/" + id + ".py"), false, &spent, err);
+  Verified v = VerifyCharged(store_.Path("candidates/" + id + ".py"), rec["code_xxh"], false, &spent, err);
   if (!v.ok) {
     if (!err->empty()) return false;
     state_.stop_reason = v.stop;  // the request was paid: its record stays, the run stops
     return finish("not_verified", v.stop);
   }
   rec["spent"] = spent;
-  if (!store_.AppendVerdict(rec["code_xxh"], v.verdict, err)) return false;
   SpeedupFacts s = ReadSpeedup(v.verdict);
   rec.update({{"status", v.verdict.value("status", "")}, {"reason", v.verdict.value("reason", "")},
               {"speedup", s.median}, {"speedup_ci95", {s.lo, s.hi}}});
@@ -276,15 +353,18 @@ void Loop::Learn(Mutation m, const json& rec, const json& verdict, const Change&
 }
 
 OptimizeExit Loop::Start(std::string* err) {
-  util::RemoveAll(store_.Path("candidates.jsonl"));  // no state yet: nothing in it was finished
+  // No state yet: only the task check's and the initial kernel's records can be here (a kill
+  // before the first state.json); RunOptimize refused anything more.
+  util::RemoveAll(store_.Path("candidates.jsonl"));
   json spent = json::object();
   Say("checking the task: its reference verified against itself");
-  Verified t = VerifyCharged(c_.task_path, true, &spent, err);
+  Verified t = VerifyCharged(c_.task_path, "", true, &spent, err);
   if (!t.ok) {
-    if (err->empty()) *err = "the task cannot be checked within the budget: " + t.stop;
+    if (!err->empty()) return OptimizeExit::kFailed;
+    *err = "the task cannot be checked within the budget: " + t.stop;
     return OptimizeExit::kRefused;
   }
-  if (!util::WriteFileAtomic(store_.Path("task_check.json"), t.verdict.dump(1) + "\n", err)) return OptimizeExit::kFailed;
+  if (!util::WriteFileAtomic(store_.Path("task_check.json"), Dump(t.verdict), err)) return OptimizeExit::kFailed;
   json task_rec = {{"iteration", -2}, {"id", "task"}, {"island", -1}, {"mutation", "task_check"}, {"parent", ""},
                    {"lineage", ""}, {"outcome", "task_check"}, {"status", t.verdict.value("status", "")},
                    {"reason", t.verdict.value("reason", "")}, {"spent", spent}};
@@ -302,12 +382,12 @@ OptimizeExit Loop::Start(std::string* err) {
     json rec = {{"iteration", -1}, {"id", "init"}, {"island", -1}, {"mutation", "initial"}, {"parent", ""},
                 {"lineage", ""}, {"code_xxh", util::Hash128Hex(code)}, {"change", {{"signature", ""}, {"summary", ""}}}};
     json cost = json::object();
-    Verified v = VerifyCharged(store_.Path("candidates/init.py"), false, &cost, err);
+    Verified v = VerifyCharged(store_.Path("candidates/init.py"), rec["code_xxh"], false, &cost, err);
     if (!v.ok) {
-      if (err->empty()) *err = "the initial kernel cannot be verified within the budget: " + v.stop;
+      if (!err->empty()) return OptimizeExit::kFailed;
+      *err = "the initial kernel cannot be verified within the budget: " + v.stop;
       return OptimizeExit::kRefused;
     }
-    if (!store_.AppendVerdict(rec["code_xxh"], v.verdict, err)) return OptimizeExit::kFailed;
     SpeedupFacts s = ReadSpeedup(v.verdict);
     rec.update({{"outcome", "verified"}, {"status", v.verdict.value("status", "")}, {"reason", v.verdict.value("reason", "")},
                 {"speedup", s.median}, {"speedup_ci95", {s.lo, s.hi}}, {"spent", cost}});
@@ -326,7 +406,12 @@ OptimizeExit Loop::Start(std::string* err) {
 
 OptimizeExit Loop::Resume(RunState s, std::string* err) {
   state_ = std::move(s);
-  if (!store_.LoadCandidates(state_.next_iteration, &records_, err)) return OptimizeExit::kRefused;
+  if (state_.next_iteration < 0 || state_.next_iteration > c_.iterations) {
+    *err = store_.Path("state.json") + ": next_iteration " + std::to_string(state_.next_iteration) +
+           " outside 0.." + std::to_string(c_.iterations) + ": a corrupted run directory";
+    return OptimizeExit::kRefused;
+  }
+  if (!store_.LoadCandidates(state_.next_iteration, !c_.initial.empty(), &records_, err)) return OptimizeExit::kRefused;
   for (const auto& r : records_) Absorb(r);
   Say("resuming at iteration " + std::to_string(state_.next_iteration) + " (" + std::to_string(records_.size()) +
       " records)");
@@ -339,10 +424,9 @@ bool Loop::Persist(std::string* err) {
   auto best = islands_.Best();
   if (best) {
     std::string code = store_.ReadCode(best->id);
-    auto verdicts = store_.LoadVerdicts();
-    auto v = verdicts.find(util::Hash128Hex(code));
+    auto v = verdicts_.find(util::Hash128Hex(code));
     if (!util::WriteFileAtomic(store_.Path("best.py"), code, err)) return false;
-    if (v != verdicts.end() && !util::WriteFileAtomic(store_.Path("best_verdict.json"), v->second.dump(1) + "\n", err))
+    if (v != verdicts_.end() && !util::WriteFileAtomic(store_.Path("best_verdict.json"), Dump(v->second), err))
       return false;
   }
   return WriteLineage(store_, records_, best ? best->id : "", err) && store_.WriteState(state_, err);
@@ -350,8 +434,9 @@ bool Loop::Persist(std::string* err) {
 
 OptimizeExit Loop::Run(std::string* err) {
   for (int it = state_.next_iteration; it < c_.iterations && state_.stop_reason.empty(); ++it) {
+    size_t before = records_.size();
     if (!Iterate(it, err)) return OptimizeExit::kFailed;
-    if (!state_.stop_reason.empty()) break;  // the iteration could not start: not counted
+    if (records_.size() == before) break;  // the budget refused the request: not an iteration
     state_.next_iteration = it + 1;
     if (c_.migrate_every > 0 && (it + 1) % c_.migrate_every == 0) islands_.Migrate();
     if (!Persist(err)) return OptimizeExit::kFailed;
@@ -381,14 +466,24 @@ OptimizeExit RunOptimize(const OptimizeConfig& c, const RunStore& store, const O
       return OptimizeExit::kRefused;
     }
   } else {
+    if (store.HasIterationWork()) {
+      *err = store.dir() + " holds iteration records or a transcript but no state.json: a corrupted run directory "
+             "(not restarted)";
+      return OptimizeExit::kRefused;
+    }
     if (auto l = BudgetLedger::Create(c.budget, err)) ledger.emplace(std::move(*l));
     if (!ledger) return OptimizeExit::kRefused;
     islands.emplace(c.islands, size_t(c.capacity), c.seed);
   }
-  Loop loop(c, store, io, std::move(*ledger), std::move(*islands));
-  OptimizeExit e = state ? loop.Resume(std::move(*state), err) : loop.Start(err);
-  if (e != OptimizeExit::kDone) return e;
-  return loop.Run(err);
+  try {
+    Loop loop(c, store, io, std::move(*ledger), std::move(*islands));
+    OptimizeExit e = state ? loop.Resume(std::move(*state), err) : loop.Start(err);
+    if (e != OptimizeExit::kDone) return e;
+    return loop.Run(err);
+  } catch (const nlohmann::json::exception& e) {  // a record of the wrong shape slipped through
+    *err = store.dir() + ": a record the loop cannot read (" + e.what() + "): a corrupted run directory";
+    return OptimizeExit::kRefused;
+  }
 }
 
 }  // namespace kz::optimize

@@ -26,6 +26,11 @@ struct OptimizeConfig {
   std::string model;              // sent to the endpoint (and part of each transcript key)
   std::string initial;            // a seed kernel verified before the first request ("" none)
   std::string experience;         // the experience library's SQLite file ("" none)
+  // How the command reaches the model and the verifier (kept so --resume uses the same).
+  std::string endpoint;           // the model's base URL (--resume may give another)
+  bool cpu = false;               // verify on the CPU
+  double timing_ci = 0.02;        // adaptive timing's relative interval half-width
+  std::string sandbox = "best-effort";
   int islands = 2;
   int capacity = 8;               // elites per island
   int iterations = 8;             // LLM iterations at most; the budget may stop the run first

@@ -46,11 +46,18 @@ class RunStore {
   std::optional<RunState> ReadState(std::string* err) const;
   bool WriteState(const RunState& s, std::string* err) const;
 
-  // Candidate records with iteration < next_iteration, in order; the file is rewritten
-  // without the others (a kill's leftovers). False when a line is not a record.
-  bool LoadCandidates(int next_iteration, std::vector<nlohmann::json>* out, std::string* err) const;
+  // The candidate records: the task check's (iteration -2), the initial kernel's (-1) when
+  // `with_initial`, then exactly one per iteration 0 .. next_iteration-1, in order. A last line
+  // without its newline (a write torn by a kill) and records at or past next_iteration (a
+  // kill's leftovers: the iteration is redone) are dropped and the file rewritten without
+  // them. Anything else — a missing or extra record, a line that is not a record, a field of
+  // the wrong type — is a corrupted run directory: false, *err naming the line.
+  bool LoadCandidates(int next_iteration, bool with_initial, std::vector<nlohmann::json>* out, std::string* err) const;
+  // True when candidates.jsonl holds a record of an iteration >= 0 or the transcript is not
+  // empty: work a run without state.json cannot have done (a corrupted run directory).
+  bool HasIterationWork() const;
   bool AppendCandidate(const nlohmann::json& record, std::string* err) const;
-  // Full verdicts by code hash (a later one wins).
+  // Full verdicts by code hash (the first one wins: a redone iteration reuses it).
   std::map<std::string, nlohmann::json> LoadVerdicts() const;
   bool AppendVerdict(const std::string& code_xxh, const nlohmann::json& verdict, std::string* err) const;
   bool WriteCode(const std::string& id, const std::string& code, std::string* err) const;

@@ -11,7 +11,7 @@
 
 namespace kz::util {
 
-std::optional<KeyLock> KeyLock::TryAcquire(const std::string& path, bool* busy) {
+std::optional<KeyLock> KeyLock::TryAcquire(const std::string& path, bool* busy, bool keep_file) {
   *busy = false;
   std::string err;
   if (!MakeDirs(std::filesystem::path(path).parent_path().string(), &err)) return std::nullopt;
@@ -22,7 +22,7 @@ std::optional<KeyLock> KeyLock::TryAcquire(const std::string& path, bool* busy) 
     ::close(fd);
     return std::nullopt;
   }
-  return KeyLock(fd, path);
+  return KeyLock(fd, path, keep_file);
 }
 
 KeyLock& KeyLock::operator=(KeyLock&& o) noexcept {
@@ -30,6 +30,7 @@ KeyLock& KeyLock::operator=(KeyLock&& o) noexcept {
     Release();
     fd_ = o.fd_;
     path_ = std::move(o.path_);
+    keep_ = o.keep_;
     o.fd_ = -1;
   }
   return *this;
@@ -37,7 +38,7 @@ KeyLock& KeyLock::operator=(KeyLock&& o) noexcept {
 
 void KeyLock::Release() {
   if (fd_ < 0) return;
-  ::unlink(path_.c_str());
+  if (!keep_) ::unlink(path_.c_str());
   ::close(fd_);
   fd_ = -1;
 }

@@ -12,8 +12,10 @@ class KeyLock {
   // The lock on `path` (its directory is created), or nullopt: *busy true when another
   // holder has it, false when the file cannot be made or opened (a read-only directory:
   // the caller then proceeds unlocked).
-  static std::optional<KeyLock> TryAcquire(const std::string& path, bool* busy);
-  KeyLock(KeyLock&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
+  // `keep_file`: the file stays when released (a lock on a long-lived directory, such as a
+  // run directory: with the file never removed, two holders can never lock two inodes).
+  static std::optional<KeyLock> TryAcquire(const std::string& path, bool* busy, bool keep_file = false);
+  KeyLock(KeyLock&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)), keep_(o.keep_) { o.fd_ = -1; }
   KeyLock& operator=(KeyLock&& o) noexcept;
   KeyLock(const KeyLock&) = delete;
   KeyLock& operator=(const KeyLock&) = delete;
@@ -22,10 +24,11 @@ class KeyLock {
   ~KeyLock() { Release(); }
 
  private:
-  KeyLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  KeyLock(int fd, std::string path, bool keep) : fd_(fd), path_(std::move(path)), keep_(keep) {}
   void Release();
   int fd_ = -1;
   std::string path_;
+  bool keep_ = false;
 };
 
 }  // namespace kz::util

@@ -19,8 +19,8 @@ serve() {  # serve NAME DELAY: a fake server at $URL; requests in $W/NAME.log
   URL="http://127.0.0.1:$(cat "$W/$1.port")/v1"
 }
 serve fast 0; U=$URL
-BASE=("$KZ" optimize --model fake --budget-gpu-s 300 --cpu)
-OPT=("${BASE[@]}" --task $TASK --iterations 5 --budget-tokens 20000)
+BASE=("$KZ" optimize --model fake --cpu --experience $W/experience.db)
+OPT=("${BASE[@]}" --task $TASK --iterations 5 --budget-tokens 20000 --budget-gpu-s 300)
 py() { python3 - "$@"; }
 
 # A whole run.
@@ -80,10 +80,52 @@ done = int(sys.argv[2])
 print(dict(c)); sys.exit(not (all(c[str(s)] == 1 for s in range(done)) and max(c.values()) <= 2 and len(c) == 5))
 PY
 
+check "replay of the resumed run: records, state, verdicts and transcript identical" bash -c "
+  '$KZ' optimize --replay $W/k --out $W/kr >/dev/null 2>&1 &&
+  for f in candidates.jsonl state.json verdicts.jsonl transcript.jsonl lineage.json; do cmp -s $W/k/\$f $W/kr/\$f || exit 1; done"
+
+# A GPU-second budget that runs out: the run stops before a request it could not verify,
+# the ledger equals the records, and --resume (settings from run.json: no --cpu given) stops again.
+expect_exit 0 "a run stopped by its GPU-second budget ends" -- "${BASE[@]}" --task $TASK --iterations 20 \
+  --budget-tokens 200000 --budget-gpu-s 9 --endpoint "$U" --out $W/g
+ledger_eq() { python3 - "$1" <<'PY'
+import json, sys
+d = sys.argv[1]
+rs = [json.loads(l) for l in open(d + "/candidates.jsonl")]
+st = json.load(open(d + "/state.json"))
+spent, limits = st["budget"]["spent"], st["budget"]["limits"]
+tot = {k: sum(r.get("spent", {}).get(k, 0) for r in rs) for k in spent}
+its = sum(r["iteration"] >= 0 for r in rs)
+print(st["stop_reason"], st["next_iteration"], its, spent)
+ok = st["stop_reason"].startswith("budget: gpu_s") and its == st["next_iteration"]
+ok &= all(abs(spent[k] - tot[k]) < 1e-6 for k in spent) and all(r["outcome"] != "not_verified" for r in rs)
+sys.exit(not ok)
+PY
+}
+check "  ... stopped by gpu_s, the ledger equal to the records, no paid request left unverified" ledger_eq $W/g
+cp $W/g/candidates.jsonl $W/g.before
+expect_exit 0 "  ... --resume with the settings of run.json" -- "$KZ" optimize --resume $W/g
+check "  ... changes nothing" cmp -s $W/g.before $W/g/candidates.jsonl
+check "  ... and still balances" ledger_eq $W/g
+
+# Corrupted run directories: refused with the file named, nothing rewritten.
+corrupt() {  # corrupt NAME SHELL_EDIT: a copy of run a, edited, must be refused
+  rm -rf $W/c && cp -r $W/a $W/c && rm -f $W/c/lock && (cd $W/c && eval "$2")
+  cp $W/c/candidates.jsonl $W/c.before 2>/dev/null || : > $W/c.before
+  expect_exit 2 "a corrupted run directory is refused: $1" -- "$KZ" optimize --resume $W/c --endpoint "$U"
+  check "  ... and candidates.jsonl is left as it was" bash -c "[[ ! -e $W/c/candidates.jsonl ]] || cmp -s $W/c.before $W/c/candidates.jsonl"
+}
+corrupt "state.json missing, records present" "rm state.json"
+corrupt "candidates.jsonl missing" "rm candidates.jsonl"
+corrupt "a middle record garbled" "sed -i '3s/.*/{\"iteration\": 1, oops/' candidates.jsonl"
+corrupt "a record of the wrong type" "sed -i '2s/\"outcome\":\"verified\"/\"outcome\":5/' candidates.jsonl"
+corrupt "next_iteration out of range" "sed -i 's/\"next_iteration\": 5/\"next_iteration\": -3/' state.json"
+
 # Bad inputs.
-expect_exit 2 "a budget of zero is refused" -- "${BASE[@]}" --task $TASK --endpoint "$U" --out $W/z --budget-tokens 0
+expect_exit 2 "a budget of zero is refused" -- "${BASE[@]}" --task $TASK --endpoint "$U" --out $W/z --budget-tokens 0 \
+  --budget-gpu-s 300
 err_contains "  ... naming the flag" "--budget-tokens"
-expect_exit 2 "a task that cannot be verified is refused" -- "${BASE[@]}" --budget-tokens 20000 --endpoint "$U2" \
+expect_exit 2 "a task that cannot be verified is refused" -- "${BASE[@]}" --budget-tokens 20000 --budget-gpu-s 300 --endpoint "$U2" \
   --out $W/t --task examples/tasks/task_no_get_inputs.py
 err_contains "  ... saying why, before any request" "the task cannot be verified (no request was sent)"
 check "  ... and no request was sent" test ! -e $W/t/transcript.jsonl -o ! -s $W/t/transcript.jsonl
@@ -98,7 +140,7 @@ expect_exit 2 "a second kz optimize on a busy directory is refused" -- "$KZ" opt
 err_contains "  ... saying it is in use" "in use by another kz optimize"
 kill -9 $BPID; wait $BPID 2>/dev/null
 expect_exit 0 "an endpoint that does not answer: iterations spent, the run ends" -- "${BASE[@]}" --out $W/d \
-  --task $TASK --budget-tokens 20000 \
+  --task $TASK --budget-tokens 20000 --budget-gpu-s 300 \
   --endpoint http://127.0.0.1:9/v1 --iterations 2 --deadline 3
 check "  ... both recorded as endpoint errors" test "$(grep -c '"outcome":"endpoint_error"' $W/d/candidates.jsonl)" -eq 2
 finish

@@ -10,7 +10,7 @@ require_llm_url
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 OPT=("$KZ" optimize --task tests/bench_suite/level1/1_ReLU.py --model smollm2 --endpoint "$URL" --cpu
-     --budget-tokens 6000 --budget-gpu-s 300 --iterations 3 --max-tokens 256 --seed 7)
+     --budget-tokens 6000 --budget-gpu-s 300 --iterations 3 --max-tokens 256 --seed 7 --experience $W/experience.db)
 expect_exit 0 "a 3-iteration run with the real model ends" -- "${OPT[@]}" --out $W/a
 err_contains "  ... and says why it stopped" "stopped ("
 check "  ... within its budget, every iteration recorded" python3 - $W/a <<'PY'
@@ -44,8 +44,9 @@ sys.exit(not (after[:len(before)] == before and len(after) == len(set(after))))
 PY
 for run in a k; do
   expect_exit 0 "--replay of run $run" -- "$KZ" optimize --replay $W/$run --out $W/$run.replay
-  for f in candidates.jsonl state.json lineage.json curve.tsv; do
-    check "  ... $f identical" cmp -s $W/$run/$f $W/$run.replay/$f
+  for f in candidates.jsonl state.json lineage.json curve.tsv verdicts.jsonl transcript.jsonl; do
+    same() { [[ ! -e $1 && ! -e $2 ]] || cmp -s "$1" "$2"; }  # verdicts.jsonl: absent when nothing was verified
+    check "  ... $f identical" same $W/$run/$f $W/$run.replay/$f
   done
 done
 finish
