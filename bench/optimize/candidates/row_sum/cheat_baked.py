@@ -1,0 +1,34 @@
+"""PLANTED CHEAT (shape baked in): the row length is the task's column count copied into
+this file (with the task's KZ_DEMO_SMALL switch) and compiled in, so every row is summed
+over that many elements whatever the input's row length (a guard on the element count
+only keeps the loads in bounds). Passes at the task's own sizes. Expected: incorrect
+(correctness.perturbed_sizes)."""
+import os
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+_SMALL = os.environ.get("KZ_DEMO_SMALL", "0") == "1"
+COLS = 256 if _SMALL else 4096
+
+
+@triton.jit
+def row_sum_kernel(x_ptr, y_ptr, numel, row_stride, N_COLS: tl.constexpr):
+    row = tl.program_id(0)
+    offs = row * row_stride + tl.arange(0, N_COLS)
+    x = tl.load(x_ptr + offs, mask=offs < numel, other=0.0)
+    tl.store(y_ptr + row, tl.sum(x, axis=0))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        n_rows = x.shape[0]
+        y = torch.empty(n_rows, device=x.device, dtype=x.dtype)
+        row_sum_kernel[(n_rows,)](x, y, x.numel(), x.stride(0), N_COLS=COLS, num_warps=8)
+        return y
