@@ -247,3 +247,15 @@ def test_raw_fd_writes_are_rejected():
     result = screen_source(src, "triton", "strict")
     assert result["verdict"] == "reject"
     assert "py.raw_io" in {f["rule"] for f in result["findings"]}
+
+
+def test_a_library_add_is_arithmetic_not_a_kept_input():
+    # torch.add(base, x) was once read as a set's .add(x): py.global_cache on an honest forward.
+    forward = ("CACHE = set()\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+               "        x = x.contiguous()\n        base = torch.empty_like(x)\n"
+               "        k[(1,)](base, x.numel(), BLOCK=128)\n"
+               "        y = torch.add(base, x, alpha=2.0)\n{extra}        return y\n")
+    rules_of = lambda extra: {f["rule"] for f in screen_source(  # noqa: E731
+        HEADER + forward.format(extra=extra), "triton", "kernelbench")["findings"]}
+    assert rules_of("") == {"py.torch_compute"}
+    assert "py.global_cache" in rules_of("        CACHE.add(x)\n")

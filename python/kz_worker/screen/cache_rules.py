@@ -12,6 +12,7 @@ KEY_CALLS = ("data_ptr", "untyped_storage", "storage", "size", "stride", "_versi
 IDENTITY_CALLS = ("data_ptr", "untyped_storage", "storage", "_version")
 MEMOISERS = ("functools.lru_cache", "functools.cache")
 ADDERS = ("append", "insert", "add", "appendleft", "extend")
+LIBRARY_FUNCTIONS = ("torch", "triton", "numpy", "math")  # their .add() etc. are functions
 
 
 class _Keys:
@@ -136,6 +137,8 @@ class CacheChecker:
             self.flag(node, f"persistent container keyed by {why}")
 
     def _container_call(self, n):
+        if is_under(self.k.names.qualname(n.func), LIBRARY_FUNCTIONS):
+            return  # torch.add(a, x) is arithmetic, not a set's add
         if n.func.attr in ("setdefault", "__setitem__"):
             self._keyed(n, n.args[0], n.args[1] if len(n.args) > 1 else None)
         elif n.func.attr in ADDERS:
