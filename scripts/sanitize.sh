@@ -18,11 +18,13 @@ PROC_SRC=(src/util/subprocess.cc src/util/spawn.cc src/util/frame.cc src/util/pr
           tests/unit/optimize/budget_ledger_test.cc)
 # Binary 2: the reward math, frames, hashes, kz optimize's islands, duplicate detection,
 # diagnostics, short-term memory, mutation rule and the experience library (SQLite).
-MATH_SRC=(src/rewards/ca_grpo.cc src/rewards/frontier.cc src/util/frame.cc src/util/hash.cc src/util/fs.cc
+MATH_SRC=(src/rewards/ca_grpo.cc src/rewards/frontier.cc src/rewards/multi_turn.cc src/rewards/retry_buffer.cc
+          src/rewards/mirror_pop.cc src/rewards/rft_select.cc src/util/frame.cc src/util/hash.cc src/util/fs.cc
           src/optimize/islands.cc src/optimize/dedup.cc src/optimize/diagnostics.cc src/optimize/short_memory.cc
           src/optimize/mutation.cc src/optimize/experience.cc src/generate/prompt.cc src/bench/generations.cc
           src/bench/suite.cc
-          tests/unit/rewards/ca_grpo_test.cc tests/unit/rewards/frontier_test.cc tests/unit/util/frame_test.cc
+          tests/unit/rewards/ca_grpo_test.cc tests/unit/rewards/frontier_test.cc tests/unit/rewards/multi_turn_test.cc
+          tests/unit/util/frame_test.cc
           tests/unit/util/hash_test.cc tests/unit/optimize/islands_test.cc tests/unit/optimize/dedup_test.cc
           tests/unit/optimize/loop_parts_test.cc tests/unit/optimize/experience_test.cc)
 "$CXX" "${FLAGS[@]}" "${PROC_SRC[@]}" -lgtest -lgtest_main -lpthread -o "$OUT/sanitize_proc" &
