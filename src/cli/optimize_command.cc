@@ -1,14 +1,17 @@
 #include "cli/optimize_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "bench/suite.h"
 #include "cli/sandbox_flags.h"
 #include "generate/openai_endpoint.h"
 #include "generate/prompt.h"
 #include "generate/replay_endpoint.h"
 #include "optimize/optimize_loop.h"
+#include "optimize/suite_summary.h"
 #include "optimize/transcript_endpoint.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -25,6 +28,8 @@ class OptimizeCommandImpl : public OptimizeCommand {
   OptimizeCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("optimize", "Test-time search for one task's kernel (docs/optimize.md)");
     c->add_option("--task", c_.task_path, "Task file (KernelBench format)");
+    c->add_option("--suite", suite_, "A KernelBench-layout suite: every task with the same budget, into --out/<task id>");
+    c->add_option("--task-id", task_ids_, "With --suite: only these task ids, like L1_19 (repeatable)");
     c->add_option("--backend", c_.backend, "cuda (load_inline) or triton (default)")->check(CLI::IsMember({"cuda", "triton"}));
     c->add_option("--endpoint", endpoint_, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1");
     c->add_option("--model", c_.model, "Model name sent to the endpoint");
@@ -52,6 +57,45 @@ class OptimizeCommandImpl : public OptimizeCommand {
   }
 
   int Run() override {
+    if (!suite_.empty()) return RunSuite();
+    return RunOne();
+  }
+
+ private:
+  // Each task in turn, sequentially, into out_/<id> (resumed when it already holds a run:
+  // rerunning the same command continues the suite); then suite.json and suite.md.
+  int RunSuite() {
+    if (out_.empty() || !resume_.empty() || !replay_.empty() || !c_.task_path.empty())
+      return Usage("--suite DIR takes --out RUN (rerun the same command to continue), not --task/--resume/--replay");
+    bench::Suite suite;
+    std::string err;
+    if (!bench::ReadSuite(suite_, &suite, &err)) return Usage("--suite: " + err);
+    auto tasks = bench::SelectTasks(suite, {}, task_ids_);
+    if (tasks.empty()) return Usage("--suite " + suite_ + ": no task selected");
+    if (!util::MakeDirs(out_, &err)) return Usage(err);
+    const optimize::OptimizeConfig flags = c_;
+    const std::string root = out_;
+    std::vector<optimize::SuiteTaskResult> results;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      std::string dir = root + "/" + tasks[i]->id;
+      std::cerr << "kz optimize: suite task " << i + 1 << "/" << tasks.size() << ": " << tasks[i]->id << "\n";
+      c_ = flags;
+      c_.task_path = tasks[i]->path;
+      bool resume = optimize::RunStore(dir).HasRun();
+      out_ = resume ? "" : dir;
+      resume_ = resume ? dir : "";
+      results.push_back({tasks[i]->id, dir, RunOne()});
+    }
+    json summary = optimize::SummariseSuite(results);
+    if (!util::WriteFileAtomic(root + "/suite.json", summary.dump(1) + "\n", &err) ||
+        !util::WriteFileAtomic(root + "/suite.md", optimize::SuiteMarkdown(summary), &err))
+      return Usage(err);
+    std::cerr << optimize::SuiteMarkdown(summary);
+    bool failed = std::any_of(results.begin(), results.end(), [](const auto& r) { return r.exit_code == 3; });
+    return failed ? int(optimize::OptimizeExit::kFailed) : 0;
+  }
+
+  int RunOne() {
     std::string err;
     if (int(!out_.empty()) + int(!resume_.empty()) != 1 || (!replay_.empty() && out_.empty()))
       return Usage("give --out DIR (a new run), --resume DIR, or --replay DIR --out DIR2");
@@ -94,7 +138,6 @@ class OptimizeCommandImpl : public OptimizeCommand {
     return int(e);
   }
 
- private:
   // A new run writes run.json from the flags; --resume reads it (a different --endpoint is
   // allowed: a restarted server); --replay copies the source run's.
   bool Configure(const optimize::RunStore& store, std::string* err) {
@@ -222,7 +265,8 @@ class OptimizeCommandImpl : public OptimizeCommand {
     return verify::kExitUsage;
   }
 
-  std::string argv0_, endpoint_, out_, resume_, replay_, experience_;
+  std::string argv0_, endpoint_, out_, resume_, replay_, experience_, suite_;
+  std::vector<std::string> task_ids_;
   optimize::OptimizeConfig c_ = Defaults();
   double timing_ci_ = 0.02;
   bool cpu_ = false;

@@ -87,7 +87,7 @@ check "replay of the resumed run: records, state, verdicts and transcript identi
 # A GPU-second budget that runs out: the run stops before a request it could not verify,
 # the ledger equals the records, and --resume (settings from run.json: no --cpu given) stops again.
 expect_exit 0 "a run stopped by its GPU-second budget ends" -- "${BASE[@]}" --task $TASK --iterations 20 \
-  --budget-tokens 200000 --budget-gpu-s 9 --endpoint "$U" --out $W/g
+  --budget-tokens 200000 --budget-gpu-s 15 --endpoint "$U" --out $W/g
 ledger_eq() { python3 - "$1" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -107,6 +107,17 @@ cp $W/g/candidates.jsonl $W/g.before
 expect_exit 0 "  ... --resume with the settings of run.json" -- "$KZ" optimize --resume $W/g
 check "  ... changes nothing" cmp -s $W/g.before $W/g/candidates.jsonl
 check "  ... and still balances" ledger_eq $W/g
+
+# Suite mode: every task of a KernelBench-layout suite with the same budget, fast_p reported;
+# the same command again continues (finished tasks ask nothing more).
+SUITE=("${BASE[@]}" --suite tests/bench_suite --iterations 2 --budget-tokens 20000 --budget-gpu-s 300 --endpoint "$U" --out $W/s)
+expect_exit 0 "--suite runs every task" -- "${SUITE[@]}"
+check "  ... a run per task and fast_0 = 1 (both tasks solved by the stand-in)" python3 -c "
+import json; s = json.load(open('$W/s/suite.json'))
+assert [t['task'] for t in s['tasks']] == ['L1_1', 'L2_1'] and s['fast_p']['0'] == 1.0, s"
+n=$(wc -l < $W/fast.log)
+expect_exit 0 "  ... the same command again" -- "${SUITE[@]}"
+check "  ... asks the model nothing more" test "$(wc -l < $W/fast.log)" -eq "$n"
 
 # Corrupted run directories: refused with the file named, nothing rewritten.
 corrupt() {  # corrupt NAME SHELL_EDIT: a copy of run a, edited, must be refused
