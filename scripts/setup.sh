@@ -11,7 +11,8 @@ APT_PACKAGES=(cmake ninja-build g++ pkg-config python3-venv
   librsvg2-bin  # rsvg-convert: kz bench's PNG plots from its own SVGs (docs/bench.md)
   libhiredis-dev redis-server  # kz worker's Redis queue (hiredis, static); redis-server for its tests (docs/queue.md)
   libcurl4-openssl-dev  # kz generate's OpenAI-compatible client: HTTPS to hosted models, HTTP to local servers (kz-generate only; docs/generate.md)
-  libtomlplusplus-dev)  # kz train's run config (TOML), header-only (docs/training.md)
+  libtomlplusplus-dev  # kz train's run config (TOML), header-only (docs/training.md)
+  clang)  # the thread-safety analysis of annotated locks (ctest thread_safety, scripts/thread_safety.sh)
 
 need_apt=()
 if [[ "${1:-}" != "--no-apt" ]] && command -v dpkg-query >/dev/null; then

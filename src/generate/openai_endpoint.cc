@@ -98,7 +98,7 @@ std::string OpenAiEndpoint::Describe() const { return options_.base_url + " (mod
 
 void* OpenAiEndpoint::TakeHandle() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (!idle_.empty()) {
       void* h = idle_.back();
       idle_.pop_back();
@@ -109,7 +109,7 @@ void* OpenAiEndpoint::TakeHandle() {
 }
 
 void OpenAiEndpoint::GiveHandle(void* handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   idle_.push_back(handle);
 }
 

@@ -16,6 +16,7 @@
 
 #include "generate/endpoint.h"
 #include "generate/retry.h"
+#include "util/thread_annotations.h"
 
 namespace kz::generate {
 
@@ -53,8 +54,8 @@ class OpenAiEndpoint : public Endpoint {
 
   OpenAiOptions options_;
   std::string api_key_;
-  std::mutex mu_;
-  std::vector<void*> idle_;  // GUARDED_BY(mu_): CURL* handles not in use
+  util::Mutex mu_;
+  std::vector<void*> idle_ GUARDED_BY(mu_);  // CURL* handles not in use
 };
 
 }  // namespace kz::generate

@@ -63,6 +63,7 @@ RecordingEndpoint::RecordingEndpoint(Endpoint* inner, std::string model) : inner
 RecordingEndpoint::~RecordingEndpoint() = default;
 
 bool RecordingEndpoint::Open(const std::string& path, std::string* err) {
+  util::MutexLock lock(mu_);
   log_ = std::make_unique<bench::VerdictLog>();
   return log_->Open(path, err);
 }
@@ -73,7 +74,7 @@ Result RecordingEndpoint::Complete(const Request& request, const std::atomic<boo
   if (e && (e->kind == ErrorKind::kCancelled || e->kind == ErrorKind::kNotRecorded)) return r;
   json line = {{"format", kFormat}, {"key", TranscriptKey(request, model_)}, {"id", request.id},
                {"request", RequestBody(request, model_)}, {"result", ResultToJson(r)}};
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::string err;
   if (!log_->Append(line, &err)) util::LogWarn("kz generate: cannot record " + request.id + ": " + err);
   return r;

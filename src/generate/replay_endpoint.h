@@ -10,6 +10,7 @@
 #include <string>
 
 #include "generate/endpoint.h"
+#include "util/thread_annotations.h"
 
 namespace kz::bench { class VerdictLog; }
 
@@ -51,8 +52,8 @@ class RecordingEndpoint : public Endpoint {
  private:
   Endpoint* inner_;
   std::string model_;
-  std::mutex mu_;
-  std::unique_ptr<bench::VerdictLog> log_;  // GUARDED_BY(mu_)
+  util::Mutex mu_;
+  std::unique_ptr<bench::VerdictLog> log_ GUARDED_BY(mu_);
 };
 
 }  // namespace kz::generate

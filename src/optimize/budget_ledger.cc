@@ -55,7 +55,7 @@ std::optional<BudgetLedger> BudgetLedger::Create(const Amounts& limits, std::str
 }
 
 BudgetLedger::BudgetLedger(BudgetLedger&& o) noexcept : limits_(o.limits_) {
-  std::lock_guard lock(o.mu_);
+  util::MutexLock lock(o.mu_);
   spent_ = o.spent_;
   in_flight_ = std::move(o.in_flight_);
   next_ = o.next_;
@@ -78,7 +78,7 @@ std::optional<std::string> BudgetLedger::WouldPass(const Amounts& add) const {
 
 std::optional<BudgetLedger::Reservation> BudgetLedger::Reserve(const Amounts& worst, std::string* why) {
   if (!NonNegative(worst)) return *why = "a reservation must be finite and >= 0", std::nullopt;
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   if (auto pass = WouldPass(worst)) return *why = *pass, std::nullopt;
   Reservation id = next_++;
   in_flight_[id] = worst;
@@ -87,7 +87,7 @@ std::optional<BudgetLedger::Reservation> BudgetLedger::Reserve(const Amounts& wo
 
 bool BudgetLedger::Settle(Reservation id, const Amounts& actual, std::string* err) {
   if (!NonNegative(actual)) return *err = "spent amounts must be finite and >= 0", false;
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = in_flight_.find(id);
   if (it == in_flight_.end()) return *err = "unknown reservation " + std::to_string(id), false;
   bool over = false;
@@ -101,17 +101,17 @@ bool BudgetLedger::Settle(Reservation id, const Amounts& actual, std::string* er
 }
 
 bool BudgetLedger::Cancel(Reservation id) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return in_flight_.erase(id) > 0;
 }
 
 Amounts BudgetLedger::spent() const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return spent_;
 }
 
 Amounts BudgetLedger::reserved() const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   Amounts r;
   for (const auto& [id, a] : in_flight_)
     for (size_t i = 0; i < kResources; ++i) r.v[i] += a.v[i];
@@ -125,17 +125,17 @@ Amounts BudgetLedger::remaining() const {
 }
 
 uint64_t BudgetLedger::overruns() const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return overruns_;
 }
 
 bool BudgetLedger::Exhausted(const Amounts& next) const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return WouldPass(next).has_value();
 }
 
 json BudgetLedger::ToJson() const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return {{"format", kFormat}, {"limits", ToObject(limits_)}, {"spent", ToObject(spent_)}, {"overruns", overruns_}};
 }
 
@@ -147,8 +147,11 @@ std::optional<BudgetLedger> BudgetLedger::FromJson(const json& j, const Amounts&
   if (stored.v != limits.v) return *err = "the run was started with another budget: " + ToObject(stored).dump(), std::nullopt;
   auto ledger = Create(limits, err);
   if (!ledger) return std::nullopt;
-  ledger->spent_ = spent;
-  ledger->overruns_ = j["overruns"].get<uint64_t>();
+  {
+    util::MutexLock lock(ledger->mu_);  // not shared yet, but the contract is checked, not assumed
+    ledger->spent_ = spent;
+    ledger->overruns_ = j["overruns"].get<uint64_t>();
+  }
   return ledger;
 }
 

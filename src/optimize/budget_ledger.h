@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/thread_annotations.h"
+
 namespace kz::optimize {
 
 enum class Resource : size_t { kTokens, kRequests, kGpuSeconds, kCompileSeconds };
@@ -62,13 +64,13 @@ class BudgetLedger {
 
  private:
   explicit BudgetLedger(const Amounts& limits) : limits_(limits) {}
-  std::optional<std::string> WouldPass(const Amounts& add) const;  // REQUIRES mu_
+  std::optional<std::string> WouldPass(const Amounts& add) const REQUIRES(mu_);
   Amounts limits_;
-  mutable std::mutex mu_;
-  Amounts spent_;                                // GUARDED_BY(mu_)
-  std::map<Reservation, Amounts> in_flight_;     // GUARDED_BY(mu_)
-  Reservation next_ = 1;                         // GUARDED_BY(mu_)
-  uint64_t overruns_ = 0;                        // GUARDED_BY(mu_)
+  mutable util::Mutex mu_;
+  Amounts spent_ GUARDED_BY(mu_);
+  std::map<Reservation, Amounts> in_flight_ GUARDED_BY(mu_);
+  Reservation next_ GUARDED_BY(mu_) = 1;
+  uint64_t overruns_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace kz::optimize
