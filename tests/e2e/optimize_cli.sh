@@ -86,8 +86,11 @@ check "replay of the resumed run: records, state, verdicts and transcript identi
 
 # A GPU-second budget that runs out: the run stops before a request it could not verify,
 # the ledger equals the records, and --resume (settings from run.json: no --cpu given) stops again.
+# 8 s: the task check (1-5 s) and at most two candidates (1-3 s each) fit, then less than the
+# 5 s a verification needs is left; after c1 the stand-in only repeats itself (duplicates cost
+# nothing), so a larger budget would end by iterations instead.
 expect_exit 0 "a run stopped by its GPU-second budget ends" -- "${BASE[@]}" --task $TASK --iterations 20 \
-  --budget-tokens 200000 --budget-gpu-s 15 --endpoint "$U" --out $W/g
+  --budget-tokens 200000 --budget-gpu-s 8 --endpoint "$U" --out $W/g
 ledger_eq() { python3 - "$1" <<'PY'
 import json, sys
 d = sys.argv[1]
