@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "bench/suite.h"
@@ -217,23 +216,14 @@ class OptimizeCommandImpl : public OptimizeCommand {
   }
 
   // Live: the library's retrieve, learn and use (a failure is a warning: the search goes
-  // on). Replay: the source run's recorded retrievals, nothing written.
+  // on). Replay: the source run's retrievals.jsonl, nothing written.
   bool MakeExperience(optimize::OptimizeIo* io, std::unique_ptr<optimize::ExperienceLibrary>* lib, std::string* err) {
-    if (!replay_.empty()) {
-      auto by_it = std::make_shared<std::map<int, optimize::Experience>>();
-      std::vector<json> records;
-      std::ifstream in(replay_ + "/candidates.jsonl");
-      for (std::string line; std::getline(in, line);) {
-        json r = json::parse(line, nullptr, false);
-        if (!r.is_object() || !r.contains("experience") || !r["experience"].is_object()) continue;
-        const json& e = r["experience"];
-        (*by_it)[r.value("iteration", -1)] = {e.value("id", int64_t(0)), e.value("signature", ""), e.value("structure", ""),
-                                              e.value("change", ""), e.value("effect", 1.0), e.value("gpu", ""),
-                                              e.value("uses", 0), e.value("wins", 0)};
-      }
+    if (!replay_.empty()) {  // the source run's retrievals, as they were
+      auto by_it = std::make_shared<std::map<int, json>>(optimize::RunStore(replay_).LoadRetrievals());
       io->retrieve = [by_it](const std::string&, int it) {
         auto f = by_it->find(it);
-        return f == by_it->end() ? std::vector<optimize::Experience>{} : std::vector<optimize::Experience>{f->second};
+        if (f == by_it->end() || !f->second.is_object()) return std::vector<optimize::Experience>{};
+        return std::vector<optimize::Experience>{optimize::ExperienceFromJson(f->second)};
       };
       return true;
     }

@@ -1,6 +1,7 @@
 #include "optimize/experience.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <regex>
 #include <set>
 
@@ -179,6 +180,23 @@ bool ExperienceLibrary::Get(int64_t id, Experience* out, std::string* err) {
   if (sqlite3_step(st.s) != SQLITE_ROW) return *err = "experience library: no record " + std::to_string(id), false;
   *out = Row(st.s);
   return true;
+}
+
+nlohmann::json ExperienceToJson(const Experience& e) {
+  return {{"id", e.id}, {"signature", e.signature}, {"structure", e.structure}, {"change", e.change},
+          {"effect", e.effect}, {"gpu", e.gpu}, {"uses", e.uses}, {"wins", e.wins}};
+}
+
+Experience ExperienceFromJson(const nlohmann::json& j) {
+  return {j.value("id", int64_t(0)), j.value("signature", ""), j.value("structure", ""), j.value("change", ""),
+          j.value("effect", 1.0), j.value("gpu", ""), j.value("uses", 0), j.value("wins", 0)};
+}
+
+std::string ExperienceText(const Experience& e) {
+  char effect[32];
+  std::snprintf(effect, sizeof effect, "%.2f", e.effect);
+  return "On " + e.gpu + ", from a kernel of this kind (" + e.structure + "), the change that added {" + e.change +
+         "} made it " + effect + "x as fast.";
 }
 
 std::string SignatureOf(const std::string& task_source, const std::string& backend, const std::vector<int>& cell) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 struct sqlite3;
 
 namespace kz::optimize {
@@ -49,6 +51,12 @@ class ExperienceLibrary {
   bool KeySeen(const std::string& key, int64_t* id, std::string* err);
   sqlite3* db_;
 };
+
+// A record as JSON (retrievals.jsonl, candidate records) and back (absent fields: defaults).
+nlohmann::json ExperienceToJson(const Experience& e);
+Experience ExperienceFromJson(const nlohmann::json& j);
+// One sentence for the prompt (no use counts: a redone iteration's prompt must not change).
+std::string ExperienceText(const Experience& e);
 
 // The keywords of a task and a parent: the torch / F / nn calls of the task source (lower
 // case), the backend, the parent's bound and kernel counts from its behaviour cell.

@@ -36,7 +36,7 @@ bool WriteLineage(const RunStore& store, const std::vector<json>& records, const
   json lineage = {{"format", "kz.optimize.lineage/1"}, {"best", best_id}, {"candidates", nodes}};  // reasons may hold raw bytes
   bench::PlotSpec spec{"kz optimize: best verified speedup against tokens spent", "tokens spent", "speedup", 0,
                        std::max(1.0, tokens), 0, std::max(1.0, best * 1.1)};
-  return util::WriteFileAtomic(store.Path("lineage.json"), lineage.dump(1, ' ', false, json::error_handler_t::replace) + "\n", err) &&
+  return util::WriteFileAtomic(store.Path("lineage.json"), PrettyJson(lineage), err) &&
          util::WriteFileAtomic(store.Path("curve.tsv"), tsv, err) &&
          util::WriteFileAtomic(store.Path("curve.svg"), bench::LinePlotSvg(spec, {by_tokens}), err);
 }

@@ -10,6 +10,8 @@
 namespace kz::optimize {
 using json = nlohmann::json;
 
+std::string PrettyJson(const json& j) { return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n"; }
+
 json RunState::ToJson() const {
   json fixes = json::object();
   for (const auto& [island, id] : pending_fix) fixes[std::to_string(island)] = id;
@@ -80,7 +82,7 @@ std::optional<RunState> RunStore::ReadState(std::string* err) const {
 }
 
 bool RunStore::WriteState(const RunState& s, std::string* err) const {
-  return util::WriteFileAtomic(Path("state.json"), s.ToJson().dump(1, ' ', false, json::error_handler_t::replace) + "\n", err);
+  return util::WriteFileAtomic(Path("state.json"), PrettyJson(s.ToJson()), err);
 }
 
 namespace {
@@ -189,6 +191,22 @@ std::map<std::string, json> RunStore::LoadVerdicts() const {
 bool RunStore::AppendVerdict(const std::string& code_xxh, const json& verdict, std::string* err) const {
   bench::VerdictLog log;
   return log.Open(Path("verdicts.jsonl"), err) && log.Append({{"code_xxh", code_xxh}, {"verdict", verdict}}, err);
+}
+
+std::map<int, json> RunStore::LoadRetrievals() const {
+  std::map<int, json> out;
+  std::ifstream in(Path("retrievals.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    json r = json::parse(line, nullptr, false);
+    if (r.is_object() && r.contains("iteration") && r["iteration"].is_number_integer())
+      out.emplace(r["iteration"].get<int>(), r.value("experience", json(nullptr)));
+  }
+  return out;
+}
+
+bool RunStore::AppendRetrieval(int iteration, const json& experience, std::string* err) const {
+  bench::VerdictLog log;
+  return log.Open(Path("retrievals.jsonl"), err) && log.Append({{"iteration", iteration}, {"experience", experience}}, err);
 }
 
 bool RunStore::WriteCode(const std::string& id, const std::string& code, std::string* err) const {

@@ -22,6 +22,10 @@
 
 namespace kz::optimize {
 
+// Indented JSON with a trailing newline; invalid UTF-8 (verdicts carry raw output bytes) is
+// replaced, never thrown.
+std::string PrettyJson(const nlohmann::json& j);
+
 struct RunState {
   int next_iteration = 0;
   nlohmann::json islands;   // Islands::ToJson
@@ -60,6 +64,10 @@ class RunStore {
   // Full verdicts by code hash (the first one wins: a redone iteration reuses it).
   std::map<std::string, nlohmann::json> LoadVerdicts() const;
   bool AppendVerdict(const std::string& code_xxh, const nlohmann::json& verdict, std::string* err) const;
+  // retrievals.jsonl: the experience library's answer per iteration (a record or null),
+  // written before the request so a redone iteration sends the same prompt.
+  std::map<int, nlohmann::json> LoadRetrievals() const;
+  bool AppendRetrieval(int iteration, const nlohmann::json& experience, std::string* err) const;
   bool WriteCode(const std::string& id, const std::string& code, std::string* err) const;
   std::string ReadCode(const std::string& id) const;  // "" when absent
 

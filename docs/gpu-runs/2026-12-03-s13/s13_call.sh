@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Session 13's device calls (s12_call.sh with oversized logs trimmed so logs.tgz comes back): STEPS="env ex timing native sbxt tp8 tp4 tp1 corpus8 mini" (in the order given).
+# Session 13's device calls: STEPS="env ex timing timingci native sbxt tp8 tp4 tp1 tp1s corpus8 serve8" (in the order given).
 # Carried: build/carry-bin build/carry-libs build/clean build/lib/libkz_runtime.so .kb
 # State: /tmp/kz-s13 on the device (kept while the machine stays warm; the throughput batch
 # and its K runs live there so the K runs can be split over calls); logs tarred into
-# $OUT/logs.tgz.  Run: cp docs/gpu-runs/2026-12-03-s12/s12_call.sh /tmp/c.sh && STEPS="..." bash /tmp/c.sh
+# $OUT/logs.tgz (text logs only).  Run on the device: STEPS="..." [LIMIT=s] bash docs/gpu-runs/2026-12-03-s13/s13_call.sh
 set -uo pipefail
 T0=$(date +%s); LIMIT=${LIMIT:-570}
 left() { echo $(( LIMIT - ($(date +%s) - T0) )); }
