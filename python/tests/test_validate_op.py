@@ -82,8 +82,9 @@ import kz_worker.validate as v
 real_fork = os.fork
 def fork():
     pid = real_fork()
-    if pid:
-        open({str(pidfile)!r}, "w").write(str(pid))
+    if pid:  # written whole, then renamed: the test never reads a half-written file
+        open({str(pidfile)!r} + ".tmp", "w").write(str(pid))
+        os.rename({str(pidfile)!r} + ".tmp", {str(pidfile)!r})
     return pid
 os.fork = fork
 a, b = socket.socketpair()
@@ -96,6 +97,7 @@ v.validate_op({{"modules": [{{"path": {path!r}}}], "options": {{"timeout_s": 60}
     deadline = time.monotonic() + 60
     while not pidfile.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
+    assert pidfile.exists(), "validate never forked a child"
     child = int(pidfile.read_text())
     time.sleep(0.5)
     parent.send_signal(signal.SIGKILL)
