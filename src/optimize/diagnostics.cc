@@ -1,7 +1,6 @@
 #include "optimize/diagnostics.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <regex>
 
 namespace kz::optimize {
@@ -24,27 +23,7 @@ const json& At(const json& j, std::initializer_list<const char*> path) {
   return *p;
 }
 int Bucket(int n) { return std::clamp(n, 0, 3); }
-std::string Fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 }  // namespace
-
-SpeedupFacts ReadSpeedup(const json& verdict) {
-  SpeedupFacts s;
-  const json& t = At(verdict, {"stages", "timing"});
-  if (Str(verdict, "status") != "correct" || !t.is_object() || !t.contains("speedup") || !t["speedup"].is_number())
-    return s;
-  s.timed = true;
-  s.median = s.lo = s.hi = t["speedup"].get<double>();
-  const json& ci = t.contains("speedup_ci95") ? t["speedup_ci95"] : json();
-  if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number()) {
-    s.lo = ci[0].get<double>();
-    s.hi = ci[1].get<double>();
-  }
-  return s;
-}
 
 int KernelsDefined(const std::string& source) {
   static const std::regex kCuda(R"(__global__)"), kTriton(R"(@triton\.jit)");
@@ -62,57 +41,6 @@ std::vector<int> BehaviourCell(const std::string& source, const json& verdict) {
   const json& roof = At(verdict, {"stages", "timing", "roofline"});
   if (roof.is_object()) bound = Str(roof, "bound") == "compute" ? 2 : Str(roof, "bound") == "memory" ? 1 : 0;
   return {std::max(1, Bucket(KernelsDefined(source))), Bucket(launches), bound};
-}
-
-std::string Diagnose(const json& verdict, size_t max_chars) {
-  std::string out = "status: " + Str(verdict, "status") + "\nreason: " + Str(verdict, "reason") + "\n";
-  const json& err = At(verdict, {"error"});
-  if (err.is_object() && !Str(err, "message").empty() && Str(err, "message") != Str(verdict, "reason"))
-    out += "error (" + Str(err, "kind") + "):\n" + Str(err, "message") + "\n";
-  const json& trials = At(verdict, {"stages", "correctness", "trials"});
-  if (trials.is_array())
-    for (const auto& t : trials) {
-      if (!t.is_object() || t.value("pass", true)) continue;
-      const json& outs = t.contains("outputs") ? t["outputs"] : json();
-      for (size_t i = 0; outs.is_array() && i < outs.size(); ++i) {
-        const json& o = outs[i];
-        if (Num(o, "mismatched") <= 0 && Num(o, "nan_mismatch") <= 0) continue;
-        out += "mismatch: output " + std::to_string(i) + " " + Fmt("%.0f", Num(o, "mismatched")) +
-               " elements differ, max_abs_err " + Fmt("%.3g", Num(o, "max_abs_err")) + ", rel_l2 " +
-               Fmt("%.3g", Num(o, "rel_l2")) + ", NaN mismatches " + Fmt("%.0f", Num(o, "nan_mismatch")) + "\n";
-      }
-      break;  // the first failing trial says enough
-    }
-  const json& checks = At(verdict, {"stages", "extra_checks", "checks"});
-  if (checks.is_array())
-    for (const auto& c : checks)
-      if (c.is_object() && c.value("ran", false) && !c.value("pass", true))
-        out += "extra check failed: " + Str(c, "check") + ": " + Str(c, "reason") + "\n";
-  const json& t = At(verdict, {"stages", "timing"});
-  if (t.is_object() && Str(t, "status") == "ok") {
-    const json& c = t.contains("candidate") ? t["candidate"] : json();
-    const json& r = t.contains("reference") ? t["reference"] : json();
-    SpeedupFacts s = ReadSpeedup(verdict);
-    out += "timing: candidate median " + Fmt("%.2f", Num(c, "median_us")) + " us, reference " +
-           Fmt("%.2f", Num(r, "median_us")) + " us, speedup " + Fmt("%.3f", s.median) + " [" + Fmt("%.3f", s.lo) +
-           ", " + Fmt("%.3f", s.hi) + "]\n";
-    const json& roof = t.contains("roofline") ? t["roofline"] : json();
-    if (roof.is_object()) out += "roofline: " + roof.dump() + "\n";
-  }
-  const json& calls = At(verdict, {"stages", "trace", "calls"});
-  const json& kernels = calls.is_array() && !calls.empty() ? At(calls[0], {"kernels"}) : calls;
-  if (kernels.is_array() && !kernels.empty()) {
-    out += "launch trace of one forward:\n";
-    for (size_t i = 0; i < kernels.size() && i < 6; ++i)
-      out += "  " + Str(kernels[i], "name").substr(0, 100) + " (" + Str(kernels[i], "class") + ") x" +
-             Fmt("%.0f", Num(kernels[i], "count")) + ", " + Fmt("%.1f", Num(kernels[i], "us")) + " us, stream " +
-             At(kernels[i], {"stream"}).dump() + "\n";
-  }
-  if (out.size() > max_chars) {
-    size_t cut = out.rfind('\n', max_chars);
-    out = out.substr(0, cut == std::string::npos ? max_chars : cut) + "\n[... cut]\n";
-  }
-  return out;
 }
 
 }  // namespace kz::optimize
