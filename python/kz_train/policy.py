@@ -139,6 +139,8 @@ class Policy:
         return None, text
 
     def _prompt_ids(self, sample: dict, chat: bool) -> list:
+        if "messages" in sample:  # a whole conversation (multi-turn refinement): always chat
+            return self._conversation_ids(sample["messages"])
         ids, text = self._ids_or_text(sample, "prompt")
         if ids is not None:
             return ids
@@ -147,6 +149,17 @@ class Policy:
                                                       tokenize=False, add_generation_prompt=True)
             return self.tokenizer(text, add_special_tokens=False)["input_ids"]
         return self.tokenizer(text)["input_ids"]
+
+    def _conversation_ids(self, messages) -> list:
+        ok = isinstance(messages, list) and messages and all(
+            isinstance(m, dict) and m.get("role") in ("system", "user", "assistant")
+            and isinstance(m.get("content"), str) for m in messages)
+        if not ok or messages[-1]["role"] != "user":
+            raise OpError("invalid_request", "messages must be a non-empty list of {role: system|user|assistant, "
+                                             "content: string} ending with a user message")
+        text = self.tokenizer.apply_chat_template([{"role": m["role"], "content": m["content"]} for m in messages],
+                                                  tokenize=False, add_generation_prompt=True)
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def _completion_ids(self, sample: dict, add_eos: bool) -> list:
         ids, text = self._ids_or_text(sample, "completion")

@@ -43,6 +43,7 @@ def tiny_model(tmp_path_factory):
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>",
                                    eos_token="</s>", pad_token="</s>")
+    fast.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}{% if add_generation_prompt %}: {% endif %}"
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64,
                                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -151,6 +152,23 @@ def test_tiny_model_generate_score_train_sft_save_reload(backend, tiny_model, tm
         assert _max_diff(saved, fresh.ok("score", samples=samples)["logprobs"]) <= 1e-6
     finally:
         fresh.close()
+
+
+def test_conversations_are_rendered_whole_and_malformed_ones_refused(backend, tiny_model):
+    """Multi-turn refinement's later turns: a conversation's prompt holds every message, in
+    order, through the chat template; a malformed conversation is an invalid_request."""
+    backend.ok("load", model=tiny_model, device="cpu")
+    one = backend.ok("generate", prompts=["def relu ( x ) :"], chat=True, max_new_tokens=2, temperature=0)
+    conv = [{"role": "user", "content": "def relu ( x ) :"}, {"role": "assistant", "content": "return x"},
+            {"role": "user", "content": "the kernel"}]
+    two = backend.ok("generate", prompts=[{"messages": conv}], max_new_tokens=2, temperature=0)
+    p1, p2 = one["prompt_ids"][0], two["prompt_ids"][0]
+    assert len(p2) > len(p1) and p2[:len(p1) - 1] == p1[:-1], (p1, p2)  # the first message leads
+    for bad in ([], [{"role": "user"}], [{"role": "wizard", "content": "x"}],
+                [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]):
+        reply = backend.call("generate", prompts=[{"messages": bad}], max_new_tokens=2)
+        assert reply["error"]["kind"] == "invalid_request", (bad, reply)
+    backend.ok("generate", prompts=[{"messages": conv}], max_new_tokens=1)  # still usable
 
 
 def test_failing_save_leaves_the_previous_checkpoint(tiny_model, tmp_path):

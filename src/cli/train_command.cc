@@ -11,6 +11,7 @@
 #include "train/rollout.h"
 #include "train/run_config.h"
 #include "train/report.h"
+#include "train/rft_data.h"
 #include "train/teacher.h"
 #include "train/train_loop.h"
 #include "util/fs.h"
@@ -62,6 +63,12 @@ class TrainCommandImpl : public TrainCommand {
     t->add_flag("--cpu", v_.cpu_only, "Verify on the CPU (Triton under the interpreter) even with a GPU");
     t->add_option("--timeout", v_.timeout_s, "Wall-time limit of one pair's run, seconds (default 300)");
     t->add_option("-j,--jobs", v_.jobs, "Builds and screens at once (default 1)");
+    auto* f = rft_ = train->add_subcommand("rft", "Diversity-preserving RFT data: the runs' verified-correct samples as SFT pairs");
+    f->add_option("runs", rft_o_.runs, "kz train run directories")->required();
+    f->add_option("--out", rft_o_.out, "The SFT file to write (JSON lines; a next run's [sft] data)")->required();
+    f->add_option("--per-task", rft_o_.per_task, "Samples per task at most (default 4)")->check(CLI::Range(1, 10000));
+    f->add_option("--backend", rft_o_.backend, "The Coder's kernel language, for its prompt (default triton)")
+        ->check(CLI::IsMember({"triton", "cuda"}));
     auto* r = report_ = train->add_subcommand("report", "Tables, paired bootstrap intervals and plots of a run directory");
     r->add_option("run", report_o_.run_dir, "The run directory (kz train --out)")->required();
     r->add_option("--out", report_o_.out_dir, "Where to write report.md, report.json, coder.svg, eval.svg (default RUN/report)");
@@ -72,6 +79,7 @@ class TrainCommandImpl : public TrainCommand {
 
   int Run() override {
     if (report_->parsed()) return RunReport();
+    if (rft_->parsed()) return RunRft();
     return teacher_->parsed() ? RunTeacher() : RunLoop();
   }
 
@@ -87,6 +95,26 @@ class TrainCommandImpl : public TrainCommand {
     std::string out = report_o_.out_dir.empty() ? report_o_.run_dir + "/report" : report_o_.out_dir, md;
     if (util::ReadFile(out + "/report.md", &md, &err)) std::cout << md;
     std::cerr << "kz train report: " << out << "/{report.md,report.json,coder.svg,eval.svg}\n";
+    return 0;
+  }
+  int RunRft() {
+    auto fail = [](const std::string& why) {
+      std::cerr << "kz train rft: " << why << "\n";
+      return verify::kExitUsage;
+    };
+    generate::PromptTemplate t;
+    std::string err;
+    if (!generate::LoadTemplate(generate::LocatePromptsDir(argv0_) + "/" + generate::DefaultTemplateName(rft_o_.backend, false),
+                                &t, &err))
+      return fail(err);
+    rft_o_.prompt_template = t.text;
+    train::RftDataReport r;
+    if (!train::BuildRftData(rft_o_, &r, &err)) return fail(err);
+    std::cerr << "kz train rft: " << r.verdicts << " verdicts, " << r.correct << " correct (" << r.unreadable
+              << " whose candidate or task changed since), " << r.duplicates << " duplicates, " << r.over_cap
+              << " past the cap of " << rft_o_.per_task << " per task; " << r.written << " pairs over " << r.tasks
+              << " tasks in " << rft_o_.out << "\n";
+    if (r.written == 0) std::cerr << "kz train rft: no correct sample: the file is empty\n";
     return 0;
   }
   int RunTeacher() {
@@ -137,6 +165,8 @@ class TrainCommandImpl : public TrainCommand {
 
   CLI::App* teacher_ = nullptr;
   CLI::App* report_ = nullptr;
+  CLI::App* rft_ = nullptr;
+  train::RftDataOptions rft_o_;
   train::TrainReportOptions report_o_;
   std::string config_path_, run_out_;
   std::string argv0_, out_;

@@ -26,11 +26,18 @@ std::vector<double> ReturnsToGo(const std::vector<double>& rewards, double gamma
   return g;
 }
 
-TurnAdvantages ScoreTrajectories(const std::vector<std::vector<double>>& turn_rewards, const MultiTurnOptions& o) {
+TurnAdvantages ScoreTrajectories(const std::vector<std::vector<double>>& turn_rewards, const MultiTurnOptions& o,
+                                 size_t horizon, const std::vector<bool>& absorbed) {
   TurnAdvantages out;
   size_t turns = 0;
-  for (const auto& tr : turn_rewards) {
-    out.returns.push_back(ReturnsToGo(PrimeEcho(tr, o), o.gamma));
+  for (size_t i = 0; i < turn_rewards.size(); ++i) {
+    const auto& tr = turn_rewards[i];
+    std::vector<double> padded = tr;
+    if (i < absorbed.size() && absorbed[i] && !tr.empty())
+      while (padded.size() < horizon) padded.push_back(tr.back());
+    std::vector<double> g = ReturnsToGo(PrimeEcho(padded, o), o.gamma);
+    g.resize(tr.size());
+    out.returns.push_back(std::move(g));
     out.advantages.emplace_back(tr.size(), 0.0);
     turns = std::max(turns, tr.size());
   }

@@ -43,6 +43,13 @@ struct TurnAdvantages {
 
 // Advantages of a group of trajectories of one task (trajectories may differ in length: a
 // turn's group is the trajectories that reached it; a turn reached by one only has advantage 0).
-TurnAdvantages ScoreTrajectories(const std::vector<std::vector<double>>& turn_rewards, const MultiTurnOptions& o);
+//
+// A trajectory that stopped early because it was correct (absorbed[i]; refinement stops on a
+// correct answer) keeps its last reward for the turns it did not take, up to `horizon`: the
+// answer stands. Those padded turns count in its returns (so being right at turn 1 earns
+// more than being repaired at turn 2) but are no samples: they join no turn's group and get
+// no advantage. returns and advantages have one entry per turn taken.
+TurnAdvantages ScoreTrajectories(const std::vector<std::vector<double>>& turn_rewards, const MultiTurnOptions& o,
+                                 size_t horizon = 0, const std::vector<bool>& absorbed = {});
 
 }  // namespace kz::rewards

@@ -41,8 +41,21 @@ json ToJson(const LoadRequest& r) {
   return j;
 }
 
+size_t PromptCount(const GenerateRequest& r) {
+  return r.conversations.empty() ? r.prompts.size() : r.conversations.size();
+}
+
 json ToJson(const GenerateRequest& r) {
-  return {{"prompts", r.prompts}, {"n", r.n}, {"temperature", r.temperature}, {"top_p", r.top_p},
+  json prompts = r.prompts;
+  if (!r.conversations.empty()) {
+    prompts = json::array();
+    for (const auto& c : r.conversations) {
+      json messages = json::array();
+      for (const auto& m : c) messages.push_back({{"role", m.role}, {"content", m.content}});
+      prompts.push_back({{"messages", messages}});
+    }
+  }
+  return {{"prompts", prompts}, {"n", r.n}, {"temperature", r.temperature}, {"top_p", r.top_p},
           {"max_new_tokens", r.max_new_tokens}, {"seed", r.seed}, {"chat", r.chat}};
 }
 

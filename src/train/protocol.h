@@ -42,8 +42,15 @@ struct LoadResult {
   double seconds = 0;
 };
 
+struct ChatMessage {
+  std::string role, content;  // "system" | "user" | "assistant"
+};
+
 struct GenerateRequest {
   std::vector<std::string> prompts{};
+  // Instead of prompts (when non-empty): whole conversations, each rendered with the
+  // tokenizer's chat template and a generation prompt (multi-turn refinement's later turns).
+  std::vector<std::vector<ChatMessage>> conversations{};
   int n = 1;                  // samples per prompt
   double temperature = 1.0;   // 0: greedy
   double top_p = 1.0;
@@ -134,6 +141,7 @@ struct SaveResult {
 
 nlohmann::json ToJson(const LoadRequest& r);
 nlohmann::json ToJson(const GenerateRequest& r);
+size_t PromptCount(const GenerateRequest& r);  // conversations when set, else prompts
 nlohmann::json ToJson(const ScoreRequest& r);
 nlohmann::json ToJson(const TrainStepRequest& r);
 nlohmann::json ToJson(const SftRequest& r);

@@ -8,6 +8,7 @@
 
 #include "bench/svg.h"
 #include "train/paired_bootstrap.h"
+#include "train/report_stabilisers.h"
 #include "util/fs.h"
 
 namespace kz::train {
@@ -179,6 +180,11 @@ bool WriteTrainReport(const TrainReportOptions& o, json* summary, std::string* e
   }
   std::string out = o.out_dir.empty() ? o.run_dir + "/report" : o.out_dir;
   std::string md = Markdown(o.run_dir, sft, coder, evals, o) + (proposer.empty() ? "" : "\n" + ProposerMarkdown(proposer));
+  if (HasStabilisers(coder, evals)) {
+    md += "\n" + StabilisersMarkdown(coder, evals);
+    if (!(util::MakeDirs(out, err) && util::WriteFileAtomic(out + "/stabilisers.svg", StabilisersSvg(coder), err)))
+      return false;
+  }
   *summary = {{"format", "kz.train_report/1"}, {"run", o.run_dir}, {"sft", sft}, {"coder", coder}, {"eval", evals},
               {"proposer", proposer}};
   if (!proposer.empty() && !(util::MakeDirs(out, err) && util::WriteFileAtomic(out + "/proposer.svg", ProposerSvg(proposer), err)))

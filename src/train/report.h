@@ -5,7 +5,8 @@
 // figures) and SVG plots (coder.svg: the Coder's group accuracy and mean reward per step;
 // eval.svg: held-out pass@1 and fast_1@1 per round; proposer.svg: validity rate, the Coder's
 // accuracy on the valid modules and the mean Frontier Reward per Proposer step, the paper's
-// Figure 3). Reads only; works on a run that is still going.
+// Figure 3); with multi-turn refinement or a stabiliser on, their table and stabilisers.svg
+// (report_stabilisers.h). Reads only; works on a run that is still going.
 #pragma once
 #include <cstdint>
 #include <string>

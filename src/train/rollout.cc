@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include "bench/verdict_log.h"
 #include "generate/extract.h"
@@ -65,7 +66,7 @@ bool GenerateOnce(TrainerBackend& backend, const GenerateRequest& req, const std
                   std::string* err, TrainerError* terr) {
   std::string text, why;
   if (util::ReadFile(path, &text, &why) && GenerationFromJson(json::parse(text, nullptr, false), g) &&
-      g->samples.size() == req.prompts.size() * size_t(req.n))
+      g->samples.size() == PromptCount(req) * size_t(req.n))
     return true;
   *g = {};
   if (!backend.Generate(req, g, terr)) return *err = "generate: " + terr->message, false;
@@ -81,12 +82,10 @@ bool RenderCoderPrompt(const RolloutTask& t, const RolloutOptions& o, std::strin
   return true;
 }
 
-bool Rollout(TrainerBackend& backend, const VerifyFn& verify, const std::vector<RolloutTask>& tasks,
-             const RolloutOptions& o, const std::string& unit_dir, std::vector<RolloutSample>* out,
-             std::string* err, TrainerError* terr) {
-  GenerateResult g;
-  if (!Generate(backend, tasks, o, unit_dir, &g, err, terr)) return false;
-  std::string log_path = unit_dir + "/verdicts.jsonl";
+bool VerifyReplies(const VerifyFn& verify, const std::vector<RolloutTask>& tasks, const std::string& backend,
+                   const GenerateResult& g, const std::vector<std::pair<size_t, int>>& owners,
+                   const std::string& dir, std::vector<RolloutSample>* out, std::string* err) {
+  std::string log_path = dir + "/verdicts.jsonl";
   auto done = bench::LoadVerdictLog(log_path).records;
   out->clear();
   std::vector<verify::Sample> pending;
@@ -94,11 +93,12 @@ bool Rollout(TrainerBackend& backend, const VerifyFn& verify, const std::vector<
   for (size_t k = 0; k < g.samples.size(); ++k) {
     const auto& s = g.samples[k];
     RolloutSample r;
-    r.task = size_t(s.prompt_index);
-    r.sample = int(k % size_t(o.n));
-    r.prompt_ids = r.task < g.prompt_ids.size() ? g.prompt_ids[r.task] : std::vector<int>{};
+    std::tie(r.task, r.sample) = owners.at(k);
+    size_t p = size_t(s.prompt_index);
+    r.prompt_ids = p < g.prompt_ids.size() ? g.prompt_ids[p] : std::vector<int>{};
     r.completion_ids = s.token_ids;
     r.logprobs = s.logprobs;
+    r.reply = s.text;
     auto x = generate::ExtractCode(s.text, s.finish_reason, false);
     r.code = x.code;
     const auto& task = tasks.at(r.task);
@@ -108,9 +108,9 @@ bool Rollout(TrainerBackend& backend, const VerifyFn& verify, const std::vector<
     } else if (auto it = done.find(key); it != done.end()) {
       r.verdict = it->second.value("verdict", json::object());
     } else {
-      std::string cand = unit_dir + "/candidates/" + task.id + "_" + std::to_string(r.sample) + ".py";
+      std::string cand = dir + "/candidates/" + task.id + "_" + std::to_string(r.sample) + ".py";
       if (!util::WriteFileAtomic(cand, r.code, err)) return false;
-      pending.push_back({task.path, cand, o.backend, std::nullopt, task.id + "#" + std::to_string(r.sample)});
+      pending.push_back({task.path, cand, backend, std::nullopt, task.id + "#" + std::to_string(r.sample)});
       pending_index.push_back(out->size());
     }
     out->push_back(std::move(r));
@@ -133,6 +133,17 @@ bool Rollout(TrainerBackend& backend, const VerifyFn& verify, const std::vector<
     if (r.correct) r.speedup = Speedup(r.verdict);
   }
   return true;
+}
+
+bool Rollout(TrainerBackend& backend, const VerifyFn& verify, const std::vector<RolloutTask>& tasks,
+             const RolloutOptions& o, const std::string& unit_dir, std::vector<RolloutSample>* out,
+             std::string* err, TrainerError* terr) {
+  GenerateResult g;
+  if (!Generate(backend, tasks, o, unit_dir, &g, err, terr)) return false;
+  std::vector<std::pair<size_t, int>> owners;
+  for (size_t k = 0; k < g.samples.size(); ++k)
+    owners.emplace_back(size_t(g.samples[k].prompt_index), int(k % size_t(o.n)));
+  return VerifyReplies(verify, tasks, o.backend, g, owners, unit_dir, out, err);
 }
 
 bool LoadTasks(const std::string& dir, std::vector<RolloutTask>* out, std::string* err) {

@@ -37,6 +37,7 @@ struct RolloutSample {
   int sample = 0;   // 0..n-1
   std::vector<int> prompt_ids, completion_ids;
   std::vector<double> logprobs;
+  std::string reply;          // the model's whole reply (the next turn's conversation quotes it)
   std::string code;           // "" when the reply had none
   nlohmann::json verdict;     // the verifier's, or {"status": "no_code", "reason": ...}
   bool correct = false;
@@ -54,6 +55,13 @@ bool GenerateOnce(TrainerBackend& backend, const GenerateRequest& req, const std
 
 // The Coder's prompt for a task (the template rendered as `kz generate` renders it).
 bool RenderCoderPrompt(const RolloutTask& t, const RolloutOptions& o, std::string* prompt, std::string* err);
+
+// Extracts the code of each generated sample and verifies it (resuming from
+// dir/verdicts.jsonl; candidates written to dir/candidates/). owners[k] is generated sample
+// k's (task, sample). `out` gets one RolloutSample per generated sample, in order.
+bool VerifyReplies(const VerifyFn& verify, const std::vector<RolloutTask>& tasks, const std::string& backend,
+                   const GenerateResult& g, const std::vector<std::pair<size_t, int>>& owners,
+                   const std::string& dir, std::vector<RolloutSample>* out, std::string* err);
 
 // Runs (or resumes) a rollout in `unit_dir`. false with *err (and *terr for a backend
 // failure) when it cannot finish; what was done stays on disk for the next attempt.

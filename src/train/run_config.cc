@@ -26,7 +26,10 @@ const std::map<std::string, std::set<std::string>>& Schema() {
                     "stats"}},
       {"rewards", {"alpha", "beta", "speedup_cap", "baseline"}},
       {"verify", {"cpu", "timeout", "jobs", "concurrency", "timing_ci"}},
-      {"eval", {"tasks", "max_new_tokens"}},
+      {"eval", {"tasks", "max_new_tokens", "turns"}},
+      {"multi_turn", {"turns", "stop_on_correct", "feedback_chars", "context_chars", "gamma", "eta", "prime_echo"}},
+      {"retry", {"capacity", "max_retries", "per_step", "samples"}},
+      {"mirror_pop", {"enabled", "seq_ratio_bound", "token_veto"}},
   };
   return schema;
 }
@@ -39,7 +42,7 @@ class Reader {
     for (const auto& [name, node] : root_) {
       std::string t(name.str());
       auto it = Schema().find(t);
-      if (it == Schema().end()) return Fail("unknown table [" + t + "] (known: run, model, sft, coder, proposer, rewards, verify, eval)");
+      if (it == Schema().end()) return Fail("unknown table [" + t + "] (known: run, model, sft, coder, proposer, rewards, multi_turn, retry, mirror_pop, verify, eval)");
       if (!node.is_table()) return Fail("[" + t + "] must be a table");
       for (const auto& [key, value] : *node.as_table())
         if (!it->second.count(std::string(key.str()))) return Fail("[" + t + "]: unknown key '" + std::string(key.str()) + "'");
@@ -121,6 +124,28 @@ bool ReadProposer(Reader& r, RunConfig::Proposer* p) {
          r.String("proposer", "stats", &p->stats);
 }
 
+// [multi_turn], [retry], [mirror_pop] and [eval] turns (issue 22).
+bool ReadStabilisers(Reader& r, RunConfig* c) {
+  auto& m = c->multi_turn;
+  auto& b = c->mirror_pop.bounds;
+  bool ok = r.Int("multi_turn", "turns", &m.turns, 1, 8) && r.Bool("multi_turn", "stop_on_correct", &m.stop_on_correct) &&
+            r.Int("multi_turn", "feedback_chars", &m.feedback_chars, 100, 100000) &&
+            r.Int("multi_turn", "context_chars", &m.context_chars, 1000, 1000000) &&
+            r.Double("multi_turn", "gamma", &m.returns.gamma, 0, 1) && r.Double("multi_turn", "eta", &m.returns.eta, 0, 100) &&
+            r.Bool("multi_turn", "prime_echo", &m.returns.prime_echo) &&
+            r.Int("retry", "capacity", &c->retry.capacity, 0, 100000) &&
+            r.Int("retry", "max_retries", &c->retry.max_retries, 1, 100) &&
+            r.Int("retry", "per_step", &c->retry.per_step, 1, 4096) && r.Int("retry", "samples", &c->retry.samples, 0, 256) &&
+            r.Bool("mirror_pop", "enabled", &c->mirror_pop.enabled) &&
+            r.Double("mirror_pop", "seq_ratio_bound", &b.seq_ratio_bound, 1, 1e6) &&
+            r.Double("mirror_pop", "token_veto", &b.token_veto, 1, 1e9) && r.Int("eval", "turns", &c->eval_turns, 1, 8);
+  if (!ok) return false;
+  m.returns.baseline = c->rewards.baseline;
+  if (std::string why = rewards::Validate(m.returns); !why.empty()) return r.Fail("[multi_turn]: " + why);
+  if (std::string why = rewards::Validate(b); !why.empty()) return r.Fail("[mirror_pop]: " + why);
+  return true;
+}
+
 bool ReadAll(Reader& r, RunConfig* c) {
   int64_t seed = static_cast<int64_t>(c->seed);
   std::string baseline = "group";
@@ -147,6 +172,7 @@ bool ReadAll(Reader& r, RunConfig* c) {
   if (!ok || !ReadProposer(r, &c->proposer)) return false;
   c->seed = static_cast<uint64_t>(seed);
   c->rewards.baseline = baseline == "loo" ? rewards::Baseline::kLeaveOneOut : rewards::Baseline::kGroupNormalised;
+  if (!ReadStabilisers(r, c)) return false;
   if (c->model.empty()) return r.Fail("[model] path is required");
   if (std::string why = rewards::Validate(c->rewards); !why.empty()) return r.Fail("[rewards]: " + why);
   if (c->steps_per_round > 0 && c->coder_tasks.empty() && c->proposer.steps_per_round == 0)

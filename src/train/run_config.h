@@ -7,6 +7,8 @@
 #include <string>
 
 #include "rewards/ca_grpo.h"
+#include "rewards/mirror_pop.h"
+#include "rewards/multi_turn.h"
 
 namespace kz::train {
 
@@ -50,6 +52,27 @@ struct RunConfig {
   } proposer;
   // [rewards]
   rewards::CaGrpoOptions rewards;
+  // [multi_turn] (refinement with the verifier's feedback; off at turns = 1; docs/training.md)
+  struct MultiTurn {
+    int turns = 1;                 // turns per trajectory of a Coder step
+    bool stop_on_correct = true;   // a correct turn closes its trajectory (else: asked to be faster)
+    int feedback_chars = 1500;     // the verifier's facts per feedback (refine_prompt.h)
+    int context_chars = 24000;     // the conversation's bound: earlier replies omitted first
+    rewards::MultiTurnOptions returns;  // gamma, eta (PrimeEcho), prime_echo; baseline: [rewards]'
+  } multi_turn;
+  // [retry] Buffered Dynamic Retry (off at capacity = 0): all-fail groups wait and come back
+  struct Retry {
+    int capacity = 0;     // tasks the buffer holds at most
+    int max_retries = 2;  // times one task comes back
+    int per_step = 1;     // buffered tasks added to each Coder step
+    int samples = 0;      // samples of a retried task's group (0: 2 x samples_per_task)
+  } retry;
+  // [mirror_pop] (off unless enabled): sequences whose sampling and training log-probabilities
+  // disagree are filtered from the loss (one extra scoring pass per step)
+  struct MirrorPop {
+    bool enabled = false;
+    rewards::MirrorPopOptions bounds;
+  } mirror_pop;
   // [verify]
   bool verify_cpu = false;
   double verify_timeout_s = 120;
@@ -59,6 +82,7 @@ struct RunConfig {
   // [eval] (after every round; skipped when tasks is empty)
   std::string eval_tasks;
   int eval_max_new_tokens = 512;
+  int eval_turns = 1;              // > 1: refinement at evaluation too (first- and best-turn pass@1)
 };
 
 // Parses TOML text; false with *err naming the table and key at fault (unknown keys, wrong

@@ -100,6 +100,7 @@ int RunTraining(const TrainLoopOptions& o) {
   ctx.verify = o.verify;
   ctx.config = &o.config;
   ctx.prompt_template = o.prompt_template;
+  ctx.run_dir = dir.path();
   const bool proposing = o.config.proposer.steps_per_round > 0;
   ProposerContext pc;
   std::string why;

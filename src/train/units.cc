@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "rewards/ca_grpo.h"
+#include "train/refine_rollout.h"
 #include "train/mix.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -88,77 +89,47 @@ bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, 
   return true;
 }
 
-bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
-                  TrainerError* terr) {
-  const RunConfig& c = *ctx.config;
-  if (ctx.coder_pool.empty()) {  // [coder] tasks unset and the Proposer made no valid module yet
-    out->metrics = {{"unit", u.id}, {"kind", "coder"}, {"round", u.round}, {"step", u.step}, {"tasks", 0},
-                    {"skipped", "no Coder tasks yet: the Proposer has made no valid module"}};
-    return true;
-  }
-  std::vector<RolloutTask> tasks;
-  for (size_t i : StepTasks(ctx.coder_pool.size(), c.tasks_per_step, u.global_step, c.seed)) tasks.push_back(ctx.coder_pool[i]);
-  RolloutOptions o{c.samples_per_task, c.temperature, c.max_new_tokens, int((c.seed + uint64_t(u.global_step)) % 1000000007),
-                   c.backend, ctx.prompt_template};
-  std::vector<RolloutSample> samples;
-  if (!Rollout(*ctx.backend, ctx.verify, tasks, o, unit_dir, &samples, err, terr)) return false;
-  TrainStepRequest req = PolicyStep(c, c.coder_lr, c.temperature);
-  int correct = 0, no_code = 0, zero_var = 0, gate_open = 0;
-  std::vector<double> rewards;
-  for (size_t t = 0; t < tasks.size(); ++t) {
-    std::vector<const RolloutSample*> group;
-    std::vector<rewards::SampleOutcome> outcomes;
-    for (const auto& s : samples)
-      if (s.task == t) {
-        group.push_back(&s);
-        outcomes.push_back({s.correct, s.speedup});
-      }
-    auto g = rewards::ScoreGroup(outcomes, c.rewards);
-    zero_var += g.zero_variance;
-    gate_open += g.gate;
-    for (size_t i = 0; i < group.size(); ++i) {
-      correct += group[i]->correct;
-      no_code += group[i]->verdict.value("status", "") == "no_code";
-      rewards.push_back(g.rewards[i]);
-      if (g.zero_variance || group[i]->completion_ids.empty()) continue;
-      req.samples.push_back({group[i]->prompt_ids, group[i]->completion_ids, g.advantages[i], group[i]->logprobs, {}});
-    }
-  }
-  json m = {{"unit", u.id}, {"kind", "coder"}, {"round", u.round}, {"step", u.step}, {"tasks", tasks.size()},
-            {"samples", samples.size()}, {"correct", correct}, {"accuracy", double(correct) / double(samples.size())},
-            {"no_code", no_code}, {"groups_zero_variance", zero_var}, {"groups_gate_open", gate_open},
-            {"reward_mean", Mean(rewards)}, {"trained_samples", req.samples.size()}};
-  if (!req.samples.empty()) {
-    TrainStepResult r;
-    if (!ctx.backend->TrainStep(req, &r, terr)) return *err = "train_step: " + terr->message, false;
-    m.update({{"loss", r.loss}, {"grad_norm", r.grad_norm}, {"clip_fraction", r.clip_fraction}, {"tokens", r.tokens},
-              {"train_s", r.wall_s}});
-    out->trained = true;
-  } else {
-    m["skipped"] = "every group was zero-variance: no learning signal, no step";
-  }
-  out->metrics = m;
-  return true;
-}
-
 bool RunEval(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
              TrainerError* terr) {
   const RunConfig& c = *ctx.config;
-  RolloutOptions o{1, 0.0, c.eval_max_new_tokens, 0, c.backend, ctx.prompt_template};
-  std::vector<RolloutSample> samples;
-  if (!Rollout(*ctx.backend, ctx.verify, ctx.eval_tasks, o, unit_dir, &samples, err, terr)) return false;
-  int correct = 0, fast = 0, no_code = 0;
-  json outcomes = json::array();  // [task, correct, fast] per task: the report's paired bootstrap
-  for (const auto& s : samples) {
-    bool is_fast = s.correct && s.speedup && *s.speedup > 1.0;
-    correct += s.correct;
-    fast += is_fast;
-    no_code += s.verdict.value("status", "") == "no_code";
-    outcomes.push_back({ctx.eval_tasks[s.task].id, s.correct, is_fast});
+  RefineRolloutOptions o;
+  o.base = {1, 0.0, c.eval_max_new_tokens, 0, c.backend, ctx.prompt_template};
+  o.turns = c.eval_turns;
+  o.prompt = {size_t(c.multi_turn.feedback_chars), size_t(c.multi_turn.context_chars)};
+  std::vector<Trajectory> trajectories;
+  RefineStats rs;
+  if (!RefineRollout(*ctx.backend, ctx.verify, ctx.eval_tasks, o, unit_dir, &trajectories, &rs, err, terr)) return false;
+  auto fast = [](const RolloutSample& s) { return s.correct && s.speedup && *s.speedup > 1.0; };
+  int correct = 0, is_fast = 0, no_code = 0, best_correct = 0, best_fast = 0;
+  std::vector<int> turn_correct(size_t(c.eval_turns), 0);
+  json outcomes = json::array(), best = json::array();  // [task, correct, fast] per task: the report's paired bootstrap
+  for (const auto& t : trajectories) {
+    const RolloutSample& first = t.turns.front();
+    correct += first.correct;
+    is_fast += fast(first);
+    no_code += first.verdict.value("status", "") == "no_code";
+    outcomes.push_back({ctx.eval_tasks[t.task].id, first.correct, fast(first)});
+    bool any = false, any_fast = false;
+    for (size_t k = 0; k < t.turns.size(); ++k) {
+      any = any || t.turns[k].correct;
+      any_fast = any_fast || fast(t.turns[k]);
+      if (any) ++turn_correct[k];  // correct by turn k+1 (stays counted once closed)
+    }
+    for (size_t k = t.turns.size(); any && k < turn_correct.size(); ++k) ++turn_correct[k];
+    best_correct += any;
+    best_fast += any_fast;
+    best.push_back({ctx.eval_tasks[t.task].id, any, any_fast});
   }
-  double n = double(samples.size());
-  out->metrics = {{"unit", u.id}, {"kind", "eval"}, {"round", u.round}, {"tasks", samples.size()},
-                  {"pass_at_1", correct / n}, {"fast_1_at_1", fast / n}, {"no_code", no_code}, {"outcomes", outcomes}};
+  double n = double(trajectories.size());
+  out->metrics = {{"unit", u.id}, {"kind", "eval"}, {"round", u.round}, {"tasks", trajectories.size()},
+                  {"pass_at_1", correct / n}, {"fast_1_at_1", is_fast / n}, {"no_code", no_code}, {"outcomes", outcomes}};
+  if (c.eval_turns > 1) {
+    json by_turn = json::array();
+    for (int k : turn_correct) by_turn.push_back(k / n);
+    out->metrics.update({{"turns", c.eval_turns}, {"pass_at_1_best_turn", best_correct / n},
+                         {"fast_1_at_1_best_turn", best_fast / n}, {"pass_by_turn", by_turn},
+                         {"outcomes_best_turn", best}, {"feedback_cut", rs.feedback_cut}});
+  }
   return true;
 }
 

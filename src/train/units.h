@@ -23,6 +23,7 @@ struct UnitContext {
   std::vector<RolloutTask> coder_pool;  // [coder] tasks and the Proposer's valid modules
   ProposerContext* proposer = nullptr;  // with a [proposer] phase
   std::vector<RolloutTask> eval_tasks;  // [eval] tasks
+  std::string run_dir;                  // the run directory (retry_buffer.json)
 };
 
 struct UnitResult {
@@ -32,13 +33,17 @@ struct UnitResult {
 
 // The cold start: [sft] epochs over the teacher's sft.jsonl in batches.
 bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, TrainerError* terr);
-// One CA-GRPO step: tasks_per_step tasks of the pool (a seeded permutation per pass), a
-// rollout of samples_per_task each, group rewards and advantages (src/rewards), train_step.
-// A step whose groups are all zero-variance trains nothing and says so.
+// One CA-GRPO step (coder_step.cc): tasks_per_step tasks of the pool (a seeded permutation
+// per pass) and those Buffered Dynamic Retry brings back, a rollout of samples_per_task
+// trajectories each (one turn, or [multi_turn] refinement), rewards and advantages per (task,
+// turn) (src/rewards), MirrorPop's filter, train_step. A step with no learning signal left
+// trains nothing and says why.
 bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
                   TrainerError* terr);
 // Held-out evaluation: one greedy sample per task; pass@1 and fast_1@1 (correct and faster
 // than the reference), and each task's outcome (metrics "outcomes": [task, correct, fast]).
+// With [eval] turns > 1, failing tasks are refined with the verifier's feedback: pass@1 stays
+// the first turn's, and pass_at_1_best_turn, pass_by_turn, outcomes_best_turn are added.
 bool RunEval(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
              TrainerError* terr);
 

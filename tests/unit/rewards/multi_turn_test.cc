@@ -52,6 +52,29 @@ TEST(MultiTurnTest, TurnAdvantagesOverTheTrajectoriesThatReachedTheTurn) {
   EXPECT_EQ(all_fail.advantages[0], (std::vector<double>{0, 0}));
 }
 
+TEST(MultiTurnTest, AStoppedCorrectTrajectoryKeepsItsAnswerForTheTurnsItSkipped) {
+  // Horizon 2, gamma 0.8, eta 0.5. Right at once, stopped: rewards [1], padded to [1, 1]:
+  // e = [1, 1], G_1 = 1 + 0.8 = 1.8. Repaired: [0, 1], e = [0, 1.5], G = [1.2, 1.5].
+  // Failed twice: G = [0, 0]. Without the pad the repaired one (1.2) would beat the right one (1).
+  MultiTurnOptions o;
+  auto s = ScoreTrajectories({{1}, {0, 1}, {0, 0}}, o, 2, {true, false, false});
+  ASSERT_EQ(s.returns[0].size(), 1u);  // one turn taken: one return, one advantage
+  EXPECT_NEAR(s.returns[0][0], 1.8, 1e-12);
+  EXPECT_NEAR(s.returns[1][0], 1.2, 1e-12);
+  EXPECT_NEAR(s.returns[1][1], 1.5, 1e-12);
+  EXPECT_GT(s.advantages[0][0], s.advantages[1][0]);
+  EXPECT_GT(s.advantages[1][0], s.advantages[2][0]);
+  // Turn 2's group is the two that took it (the padded turn is no sample): 1.5 vs 0.
+  EXPECT_NEAR(s.advantages[1][1], -s.advantages[2][1], 1e-9);
+  EXPECT_GT(s.advantages[1][1], 0.99);
+  // Horizon 3, repaired at 2: [0, 1, 1(pad)] -> e = [0, 1.5, 1.5], G_1 = 0.8*1.5 + 0.64*1.5 = 2.16;
+  // right at once: [1, 1, 1], G_1 = 1 + 0.8 + 0.64 = 2.44.
+  auto h3 = ScoreTrajectories({{1}, {0, 1}}, o, 3, {true, true});
+  EXPECT_NEAR(h3.returns[0][0], 2.44, 1e-12);
+  EXPECT_NEAR(h3.returns[1][0], 2.16, 1e-12);
+  EXPECT_NEAR(h3.returns[1][1], 2.7, 1e-12);
+}
+
 TEST(MultiTurnTest, OptionsValidated) {
   MultiTurnOptions o;
   EXPECT_EQ(Validate(o), "");
