@@ -7,9 +7,12 @@
 #include "bench/baseline_run.h"
 #include "bench/follow.h"
 #include "bench/selfcheck.h"
+#include "bench/turns_report.h"
+#include "bench/verdict_log.h"
 #include "bench/runner.h"
 #include "cli/exec_sibling.h"
 #include "cli/sandbox_flags.h"
+#include "util/fs.h"
 #include "verify/status.h"
 
 namespace kz::cli {
@@ -48,6 +51,10 @@ class BenchCommandImpl : public BenchCommand {
     c->add_option("--generate", generate_run_,
                   "Generate into this run directory while verifying: runs `kz generate --suite SUITE --out RUN` "
                   "with the arguments after --, and verifies each sample as it arrives");
+    c->add_option("--turns", turns_,
+                  "With --generate: sequential refinement, up to this many turns (samples not yet correct are asked "
+                  "again with the verifier's feedback; OUT/turns.md: first-, best- and last-turn metrics)")
+        ->check(CLI::Range(1, 16));
     c->add_option("generate_args", generate_args_, "After --: the arguments of kz generate (--endpoint, --model, ...)");
     local_only_ = {c->get_option("--jobs"), c->get_option("--cpu"), c->get_option("--timeout"),
                    c->get_option("--cache-dir")};
@@ -119,6 +126,7 @@ class BenchCommandImpl : public BenchCommand {
     }
     if (!generate_run_.empty() && !o_.generations.empty()) return Usage("give --generations or --generate, not both");
     if (generate_run_.empty() && !generate_args_.empty()) return Usage("arguments after -- need --generate RUN");
+    if (generate_run_.empty() && turns_ > 1) return Usage("--turns needs --generate RUN (the model is asked again)");
     if (o_.suite_dir.empty() || (o_.generations.empty() && generate_run_.empty()) || o_.out_dir.empty())
       return Usage("--suite, --generations (or --generate) and --out are required");
     if (o_.verify.cache_dir.empty()) o_.verify.cache_dir = verify::DefaultCacheDir();
@@ -137,13 +145,41 @@ class BenchCommandImpl : public BenchCommand {
     return bench::RunBench(o_, worker);
   }
 
+  // Turn 1 as a plain --generate run; with --turns T, turn t (2..T) asks kz generate --refine for
+  // the samples not yet correct and verifies them into OUT/turn<t>, then the turns report.
   int RunFollowing(const worker::WorkerConfig& worker) {
-    bench::FollowOptions f;
-    f.generator_argv = {SiblingPath(argv0_.c_str(), "kz-generate"), "generate", "--suite", o_.suite_dir,
-                        "--out", generate_run_};
-    f.generator_argv.insert(f.generator_argv.end(), generate_args_.begin(), generate_args_.end());
-    f.jsonl = generate_run_ + "/generations.jsonl";
-    return bench::RunBenchFollowing(o_, f, worker);
+    auto dir = [](const std::string& base, int t) { return t == 1 ? base : base + "/turn" + std::to_string(t); };
+    int rc = 0;
+    for (int t = 1; t <= turns_ && rc == 0; ++t) {
+      bench::FollowOptions f;
+      f.generator_argv = {SiblingPath(argv0_.c_str(), "kz-generate"), "generate", "--suite", o_.suite_dir,
+                          "--out", dir(generate_run_, t)};
+      f.generator_argv.insert(f.generator_argv.end(), generate_args_.begin(), generate_args_.end());
+      if (t > 1) {
+        if (AllCorrect(dir(o_.out_dir, t - 1) + "/verdicts.jsonl")) break;  // every chain closed
+        for (const std::string& a : {std::string("--refine"), dir(generate_run_, t - 1), std::string("--verdicts"),
+                                     dir(o_.out_dir, t - 1) + "/verdicts.jsonl"})
+          f.generator_argv.push_back(a);
+        std::cerr << "kz bench: turn " << t << " of " << turns_ << "\n";
+      }
+      f.jsonl = dir(generate_run_, t) + "/generations.jsonl";
+      bench::BenchOptions o = o_;
+      o.out_dir = dir(o_.out_dir, t);
+      rc = bench::RunBenchFollowing(o, f, worker);
+    }
+    if (turns_ == 1) return rc;
+    nlohmann::json summary;
+    std::string err, md;
+    if (!bench::WriteTurnsReport(o_.out_dir, generate_run_, turns_, &summary, &err)) return Usage(err);
+    if (util::ReadFile(o_.out_dir + "/turns.md", &md, &err)) std::cout << md;
+    return rc;
+  }
+
+  static bool AllCorrect(const std::string& log) {
+    auto records = bench::LoadVerdictLog(log).records;
+    for (const auto& [key, r] : records)
+      if (r.value("status", "") != "correct") return false;
+    return true;
   }
 
   static int Usage(const std::string& msg) {
@@ -155,6 +191,7 @@ class BenchCommandImpl : public BenchCommand {
   SandboxFlags sandbox_;
   std::string argv0_, report_out_, report_baseline_, generate_run_;
   std::vector<std::string> generate_args_;
+  int turns_ = 1;
   CLI::App* cmd_ = nullptr;
   CLI::App* report_ = nullptr;
   CLI::App* baseline_ = nullptr;

@@ -44,12 +44,28 @@ class GenerateCommandImpl : public GenerateCommand {
     c->add_option("--retries", retries_, "Retries per request on 429, 5xx and connection errors (default 5)")->check(CLI::Range(0, 100));
     c->add_option("--replay", replay_, "Answer from this transcript instead of an endpoint");
     c->add_option("--record", record_, "Append every request and its result to this transcript");
+    c->add_option("--refine", refine_.prev_run,
+                  "Sequential refinement: the next turn of this run (its incorrect samples asked again with the "
+                  "verifier's feedback; kz bench --turns drives it)");
+    c->add_option("--verdicts", refine_.verdicts, "With --refine: kz bench's verdicts.jsonl of that run");
+    c->add_option("--feedback-chars", refine_.prompt.feedback_chars, "With --refine: the verifier's facts per feedback at most (default 1500)")
+        ->check(CLI::Range(100, 100000));
+    c->add_option("--context-chars", refine_.prompt.context_chars,
+                  "With --refine: the conversation's bound; earlier replies are omitted first (default 24000)")
+        ->check(CLI::Range(1000, 10000000));
   }
 
   int Run() override {
     if (replay_.empty() == opt_.base_url.empty()) return Usage("give exactly one of --endpoint and --replay");
     if (proposer_ != o_.suite_dir.empty() || proposer_ == api_sets_.empty())
       return Usage(proposer_ ? "--proposer takes --api-sets FILE and no --suite" : "give --suite (or --proposer --api-sets FILE)");
+    if (!refine_.prev_run.empty()) {
+      if (refine_.verdicts.empty()) return Usage("--refine needs --verdicts (kz bench's verdicts.jsonl of that run)");
+      if (proposer_ || api_ == "completions") return Usage("--refine is for the Coder over the chat API");
+      o_.refine = refine_;
+    } else if (!refine_.verdicts.empty()) {
+      return Usage("--verdicts needs --refine RUN");
+    }
     generate::PromptTemplate prompt;
     std::string err;
     if (!LoadPrompt(&prompt, &err)) return Usage(err);
@@ -128,6 +144,7 @@ class GenerateCommandImpl : public GenerateCommand {
   int max_tokens_ = 0, retries_ = 5;
   long long seed_ = -1;
   generate::GenerateOptions o_;
+  generate::RefineSource refine_;
   generate::OpenAiOptions opt_;
 };
 }  // namespace

@@ -73,6 +73,20 @@ int RunGenerate(const GenerateOptions& o, const PromptTemplate& prompt, Endpoint
   for (const auto& w : suite.warnings) std::cerr << "kz generate: " << w << "\n";
   if (!PrepareUnits(o, prompt, suite, &tasks, &units, &so.skipped, &err))
     return std::cerr << "kz generate: " << err << "\n", 2;
+  if (o.refine) {
+    RefineCounts rc;
+    if (!LoadRefinement(*o.refine, o.samples, &units, &rc, &err)) return std::cerr << "kz generate: " << err << "\n", 2;
+    so.turn = rc.turn;
+    so.summary_extra["refine"] = {{"from", o.refine->prev_run}, {"turn", rc.turn}, {"open", rc.open},
+                                  {"closed_correct", rc.closed_correct}, {"missing_previous", rc.missing_previous},
+                                  {"unverified", rc.unverified}, {"omitted_replies", rc.omitted_replies},
+                                  {"feedback_cut", rc.feedback_cut}};
+    std::cerr << "kz generate: turn " << rc.turn << " of " << o.refine->prev_run << ": " << rc.open
+              << " samples asked again with the verifier's feedback, " << rc.closed_correct << " correct before (closed)"
+              << (rc.unverified ? ", " + std::to_string(rc.unverified) + " not verified yet (skipped)" : "")
+              << (rc.missing_previous ? ", " + std::to_string(rc.missing_previous) + " without a previous sample" : "")
+              << "\n";
+  }
   so.out_dir = o.out_dir;
   so.model = o.model;
   so.prompt_name = prompt.name;

@@ -11,6 +11,7 @@
 
 #include "generate/endpoint.h"
 #include "generate/prompt.h"
+#include "generate/refine_load.h"
 
 namespace kz::generate {
 
@@ -24,6 +25,7 @@ struct GenerateOptions {
   Sampling sampling;             // n is forced to 1; seed, when set, is seed + sample
   double deadline_s = 600;       // per request, retries included
   std::vector<std::string> task_ids;  // only these ("" = all)
+  std::optional<RefineSource> refine;  // sequential refinement: the next turn of that run (chat only)
 };
 
 // Exit codes: 0 every sample of the run is done; 1 some requests failed (a rerun asks for

@@ -12,6 +12,7 @@
 #include "bench/progress.h"
 #include "bench/verdict_log.h"
 #include "util/fs.h"
+#include "util/hash.h"
 
 namespace kz::generate {
 namespace {
@@ -85,6 +86,8 @@ bool Run::Prepare(std::string* err) {
   if (!log_.Open(jsonl, err) || !failures_.Open(o_.out_dir + "/failures.jsonl", err)) return false;
   for (size_t u = 0; u < units_.size(); ++u)
     for (int s = 0; s < o_.samples; ++s) {
+      const auto& convs = units_[u].conversations;
+      if (!convs.empty() && (size_t(s) >= convs.size() || convs[size_t(s)].empty())) continue;  // closed
       if (loaded_.records.count({units_[u].key, s})) ++resumed_;
       else jobs_.push_back({u, s});
     }
@@ -95,9 +98,10 @@ Request Run::MakeRequest(const Job& job) const {
   Request r;
   r.id = Name(job);
   r.api = o_.api;
-  const std::string& prompt = units_[job.unit].prompt;
-  if (o_.api == Api::kChat) r.messages = {{"user", prompt}};
-  else r.prompt = prompt;
+  const Unit& unit = units_[job.unit];
+  if (!unit.conversations.empty()) r.messages = unit.conversations[size_t(job.sample)];  // chat only (the CLI checks)
+  else if (o_.api == Api::kChat) r.messages = {{"user", unit.prompt}};
+  else r.prompt = unit.prompt;
   r.sampling = o_.sampling;
   r.sampling.n = 1;
   if (o_.sampling.seed) r.sampling.seed = *o_.sampling.seed + job.sample;
@@ -122,10 +126,15 @@ void Run::Finish(const Job& job, const Result& r) {
   const Reply& reply = *r.reply();
   const Choice& c = reply.choices.front();
   const Unit& unit = units_[job.unit];
-  SampleOutcome s{job.sample, o_.backend, o_.model, o_.prompt_name, unit.prompt_xxh, &c, &reply.usage,
+  json messages;
+  if (!unit.conversations.empty())
+    for (const auto& m : unit.conversations[size_t(job.sample)]) messages.push_back({{"role", m.role}, {"content", m.content}});
+  SampleOutcome s{job.sample, o_.backend, o_.model, o_.prompt_name,
+                  messages.is_null() ? unit.prompt_xxh : util::Hash128Hex(messages.dump()), &c, &reply.usage,
                   r.latency_s, r.attempts, ExtractCode(c.text, c.finish_reason, o_.proposer)};
   std::lock_guard<std::mutex> lock(mu_);
   json record = writer_.Record(job.unit, s);
+  if (!messages.is_null()) record.update({{"turn", o_.turn}, {"messages", std::move(messages)}});
   std::string err, file = o_.out_dir + "/" + writer_.CodeFile(job.unit, job.sample);
   if (!util::MakeDirs(std::filesystem::path(file).parent_path().string(), &err) ||
       !util::WriteFileAtomic(file, s.extraction.code, &err) || !log_.Append(record, &err)) {

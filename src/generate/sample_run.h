@@ -21,6 +21,9 @@ namespace kz::generate {
 struct Unit {
   std::string key;                 // the record's key value: a task id ("L1_19") or an API-set id
   std::string prompt, prompt_xxh;  // rendered text and its XXH3-128
+  // Sequential refinement (refine_load.h): per sample, the whole conversation to send instead
+  // of the prompt; an empty one is not asked. Empty: every sample asks the prompt.
+  std::vector<std::vector<Message>> conversations{};
 };
 
 struct SampleRunOptions {
@@ -37,6 +40,7 @@ struct SampleRunOptions {
   double deadline_s = 600;
   bool proposer = false;  // extract `class Model` instead of `class ModelNew`
   size_t skipped = 0;     // samples of units that could not be prepared (reported, exit 1)
+  int turn = 1;           // > 1: a refined turn; records carry "turn" and their "messages"
 };
 
 // The mode's own part: where a sample's code goes and what its record holds.

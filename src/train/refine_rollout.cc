@@ -32,12 +32,14 @@ bool RefineRollout(TrainerBackend& backend, const VerifyFn& verify, const std::v
     std::vector<std::pair<size_t, int>> owners;
     for (size_t i : open) {
       const Trajectory& t = (*out)[i];
-      std::vector<TurnRecord> history;
+      std::vector<generate::TurnRecord> history;
       for (const auto& s : t.turns) history.push_back({s.reply, s.verdict});
-      Conversation c = BuildConversation(task_prompts[t.task], history, o.prompt);
+      generate::Conversation c = generate::BuildConversation(task_prompts[t.task], history, o.prompt);
       stats->omitted_replies += c.omitted_replies;
       stats->feedback_cut += c.feedback_cut;
-      req.conversations.push_back(std::move(c.messages));
+      std::vector<ChatMessage> messages;
+      for (auto& m : c.messages) messages.push_back({std::move(m.role), std::move(m.content)});
+      req.conversations.push_back(std::move(messages));
       owners.emplace_back(t.task, t.sample);
     }
     req.n = 1;

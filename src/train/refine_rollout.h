@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "train/refine_prompt.h"
+#include "generate/refine_prompt.h"
 #include "train/rollout.h"
 
 namespace kz::train {
@@ -17,7 +17,7 @@ struct RefineRolloutOptions {
   RolloutOptions base;  // turn 1's (n, temperature, tokens, seed, backend, template)
   int turns = 1;        // 1: the single-turn rollout
   bool stop_on_correct = true;
-  RefineOptions prompt;
+  generate::RefineOptions prompt;
 };
 
 struct Trajectory {

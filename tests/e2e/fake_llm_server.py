@@ -7,7 +7,9 @@ kernel, 1 a wrong one (ReLU) or the correct one (Row_sum), 2 a reply without cod
 Proposer prompt ("APIs: ...") gets a module (class Model) using the first API, or no code
 when seed % 3 == 2. Every request is appended to REQUEST_LOG as "<task> <seed>" (the API
 set's first API for a Proposer prompt). Writes its port to PORT_FILE. With HOLD_FILE given,
-the request with seed HOLD_SEED is answered only once HOLD_FILE exists.
+the request with seed HOLD_SEED is answered only once HOLD_FILE exists. A conversation (a
+refined turn of kz bench --turns: more than one message) is answered with the correct kernel
+whatever the seed, and logged as "<task> <seed> turn<k> <what the feedback said>".
 Usage: fake_llm_server.py PORT_FILE REQUEST_LOG [DELAY_S [HOLD_SEED HOLD_FILE]]
 """
 import json
@@ -56,12 +58,20 @@ class Handler(BaseHTTPRequestHandler):
         task = "1_ReLU" if "(1_ReLU)" in prompt or "return torch.relu(x)" in prompt else "1_Row_sum"
         api = prompt.split("APIs: ", 1)[1].split("\n")[0].split(",")[0] if "APIs: " in prompt else None
         seed = body.get("seed", 0)
+        turn = (len(body["messages"]) + 1) // 2
+        said = ""
+        if turn > 1:
+            feedback = body["messages"][-1]["content"]
+            said = " incorrect" if "it is not correct" in feedback else " no_code" if "no code the verifier" in feedback else " other"
+            said += " mismatch" if "mismatch: output" in feedback else ""
         with open(LOG, "a") as f:
-            f.write(f"{api or task} {seed}\n")
+            f.write(f"{api or task} {seed}" + (f" turn{turn}{said}" if turn > 1 else "") + "\n")
         time.sleep(DELAY)
         while HOLD_FILE and seed == HOLD_SEED and not os.path.exists(HOLD_FILE):
             time.sleep(0.05)
-        if seed % 3 == 2:
+        if turn > 1:  # a refined turn: the repair
+            text = "Fixed:\n```python\n" + kernel("relu_ok.py" if task == "1_ReLU" else "row_sum_ok.py") + "```\n"
+        elif seed % 3 == 2:
             text = "I would use a Triton kernel here."
         elif api:
             text = MODULE.format(api=api)

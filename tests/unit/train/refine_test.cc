@@ -6,12 +6,16 @@
 #include <string>
 
 #include "train/coder_step.h"
-#include "train/refine_prompt.h"
+#include "generate/refine_prompt.h"
 #include "train/run_config.h"
 
 namespace kz::train {
 namespace {
 using nlohmann::json;
+using generate::BuildConversation;
+using generate::Conversation;
+using generate::RefineOptions;
+using generate::TurnFeedback;
 
 json Incorrect() {
   return json::parse(R"({"status": "incorrect", "reason": "output 0 differs",
@@ -66,6 +70,22 @@ TEST(RefinePromptTest, LongFeedbackIsCutAndOldRepliesGoFirst) {
   size_t chars = 0;
   for (const auto& m : c.messages) chars += m.content.size();
   EXPECT_EQ(chars, c.chars);
+}
+
+TEST(RefinePromptTest, ExtendingKeepsEarlierMarkersAndCountsOnlyNewOmissions) {
+  RefineOptions o;
+  o.context_chars = 1200;
+  std::string reply(500, 'r');
+  json v = {{"status", "incorrect"}, {"reason", "wrong"}};
+  generate::Conversation c = generate::ExtendConversation({{"user", "TASK"}}, reply, v, o);
+  EXPECT_EQ(c.omitted_replies, 0);
+  c = generate::ExtendConversation(c.messages, reply, v, o);
+  c = generate::ExtendConversation(c.messages, reply, v, o);
+  EXPECT_EQ(c.omitted_replies, 1) << "one more reply to drop this time";
+  size_t markers = 0;
+  for (const auto& m : c.messages) markers += m.content.rfind("[earlier reply omitted: 500 characters]", 0) == 0;
+  EXPECT_EQ(markers, 2u) << "the earlier marker is kept as it was, not re-marked";
+  EXPECT_EQ(c.messages[c.messages.size() - 2].content, reply);
 }
 
 RolloutSample Turn(bool correct, bool code = true) {
