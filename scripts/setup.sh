@@ -12,7 +12,8 @@ APT_PACKAGES=(cmake ninja-build g++ pkg-config python3-venv
   libhiredis-dev redis-server  # kz worker's Redis queue (hiredis, static); redis-server for its tests (docs/queue.md)
   libcurl4-openssl-dev  # kz generate's OpenAI-compatible client: HTTPS to hosted models, HTTP to local servers (kz-generate only; docs/generate.md)
   libtomlplusplus-dev  # kz train's run config (TOML), header-only (docs/training.md)
-  clang)  # the thread-safety analysis of annotated locks (ctest thread_safety, scripts/thread_safety.sh)
+  clang  # the thread-safety analysis of annotated locks (ctest thread_safety, scripts/thread_safety.sh)
+  clang-format clang-tidy)  # guard rails on the files of scripts/lint_files.txt (ctest lint, scripts/lint.sh)
 
 need_apt=()
 if [[ "${1:-}" != "--no-apt" ]] && command -v dpkg-query >/dev/null; then
@@ -50,6 +51,11 @@ fi
 if ! .venv/bin/python -c "import pyarrow" 2>/dev/null; then
   echo "setup: installing pyarrow (verl parquet export)"
   .venv/bin/pip install -q -r python/requirements-verl.txt
+fi
+# The Python linter of scripts/lint.sh (ctest lint).
+if [[ ! -x .venv/bin/ruff ]]; then
+  echo "setup: installing ruff (lint)"
+  .venv/bin/pip install -q -r python/requirements-dev.txt
 fi
 MODEL=.models/SmolLM2-135M-Instruct.Q4_1.gguf
 if [[ ! -s $MODEL ]]; then

@@ -7,7 +7,7 @@
 The verl adapter is `kz_client.verl` (compute_score, compute_score_batch).
 """
 
-from kz_client.client import Client, KzError, TERMINAL_STATES
+from kz_client.client import TERMINAL_STATES, Client, KzError
 from kz_client.reward import extract_code, shape_reward, speed_bonus, task_source
 
 __all__ = ["Client", "KzError", "TERMINAL_STATES", "extract_code", "shape_reward", "speed_bonus",

@@ -329,7 +329,7 @@ class Policy:
             cmax = max(len(c) for _, _, c in mb)
             adv = torch.tensor([float(s["advantage"]) for s, _, _ in mb], device=self.device).unsqueeze(1)
 
-            def padded(key):
+            def padded(key, mb=mb, cmax=cmax):
                 rows = [(s.get(key) or []) + [0.0] * (cmax - len(s.get(key) or [])) for s, _, _ in mb]
                 return torch.tensor(rows, device=self.device)
             old = padded("old_logprobs") if all(s.get("old_logprobs") is not None for s, _, _ in mb) else None

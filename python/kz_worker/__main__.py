@@ -84,6 +84,7 @@ def _preload() -> None:
     left for the request to meet again, with its real error."""
     with contextlib.suppress(Exception):
         import torch  # noqa: F401
+
         from . import run  # noqa: F401
         with contextlib.suppress(ImportError):
             import triton  # noqa: F401

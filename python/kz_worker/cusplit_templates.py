@@ -106,7 +106,7 @@ def _launcher(index: int, name: str, args: str, tmpl: KernelTemplate, constants:
     values = _arguments(name, args, tmpl, constants)
     params = tmpl.params
     for tname, value in values.items():
-        params = re.sub(rf"\b{re.escape(tname)}\b", lambda _: f"({value})" if value[0].isdigit() else value, params)
+        params = re.sub(rf"\b{re.escape(tname)}\b", lambda _, value=value: f"({value})" if value[0].isdigit() else value, params)
     names = []
     for p in _split_top(params):
         m = re.search(r"(\w+)\s*(\[[^\]]*\])*\s*$", p)

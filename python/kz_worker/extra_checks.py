@@ -123,7 +123,7 @@ def _reference_run(task, device, options) -> dict:
     seed = options.seed + 2000
     seed_all(options.seed)
     init = list(task.get_init_inputs())
-    model = (getattr(task, "model", None) or getattr(task, "Model"))(*init).to(device)
+    model = (getattr(task, "model", None) or task.Model)(*init).to(device)
     inputs = make_inputs(task, seed, device)
     seed_all(seed)
     return {"init": init, "model": model, "inputs": inputs, "seed": seed,

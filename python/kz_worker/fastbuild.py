@@ -39,8 +39,18 @@ import subprocess
 import tempfile
 
 from . import cusplit, split_symbols
-from .pch import (FRONTEND_LIST, PCH_NAME, SLIM_HEADER, SLIM_NAME, _deps, _pch_flags,  # noqa: F401
-                  _read, _write, _write_frontend_list, ensure_pch)
+from .pch import (  # noqa: F401
+    FRONTEND_LIST,
+    PCH_NAME,
+    SLIM_HEADER,
+    SLIM_NAME,
+    _deps,
+    _pch_flags,
+    _read,
+    _write,
+    _write_frontend_list,
+    ensure_pch,
+)
 
 LITE_NAME = "kz_torch_lite.h"
 _TORCH_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]torch/(types|extension)\.h[>"]\s*$', re.M)

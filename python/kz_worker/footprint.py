@@ -205,7 +205,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _model_class(task):
-    return getattr(task, "model", None) or getattr(task, "Model")
+    return getattr(task, "model", None) or task.Model
 
 
 class _StageError(Exception):

@@ -155,6 +155,7 @@ def _warm_up(options: dict) -> None:
     CPU, also for device cuda: a CUDA context made here would be unusable in the forked
     children (each child makes its own)."""
     import torch  # noqa: F401
+
     from . import validate_facts
     path = os.path.join(os.path.dirname(__file__), "validate_warmup.py")
     try:

@@ -28,8 +28,8 @@ size_t ReadTurn(const std::string& generations, const std::string& verdicts, int
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
       json r = json::parse(line, nullptr, false);
-      if (r.is_discarded() || !r.is_object() || !r.contains("task") || !r["task"].is_string() || !r.contains("sample") ||
-          !r["sample"].is_number_integer())
+      if (r.is_discarded() || !r.is_object() || !r.contains("task") || !r["task"].is_string() ||
+          !r.contains("sample") || !r["sample"].is_number_integer())
         continue;
       (*chains)[r["task"].get<std::string>()][r["sample"].get<int>()][turn] = {};
       ++n;
@@ -82,7 +82,8 @@ bool WriteTurnsReport(const std::string& out, const std::string& run, int turns,
   json per_turn = json::array();
   for (int t = 1; t <= turns; ++t) {
     size_t n = ReadTurn(TurnDir(run, t) + "/generations.jsonl", TurnDir(out, t) + "/verdicts.jsonl", t, &chains);
-    if (t == 1 && n == 0) return *err = "no samples in " + run + "/generations.jsonl or " + out + "/verdicts.jsonl", false;
+    if (t == 1 && n == 0)
+      return *err = "no samples in " + run + "/generations.jsonl or " + out + "/verdicts.jsonl", false;
     size_t correct = 0;
     for (const auto& [task, samples] : chains)
       for (const auto& [s, chain] : samples)
@@ -98,8 +99,8 @@ bool WriteTurnsReport(const std::string& out, const std::string& run, int turns,
     return o;
   });
   json last = Reading(chains, [](const Chain& c) { return c.rbegin()->second; });
-  *summary = {{"format", "kz.bench_turns/1"}, {"turns", turns}, {"tasks", chains.size()}, {"per_turn", per_turn},
-              {"first_turn", first}, {"best_turn", best}, {"last_turn", last}};
+  *summary = {{"format", "kz.bench_turns/1"}, {"turns", turns},    {"tasks", chains.size()}, {"per_turn", per_turn},
+              {"first_turn", first},          {"best_turn", best}, {"last_turn", last}};
   std::ostringstream md;
   md << "# Sequential refinement: " << turns << " turns over " << chains.size() << " tasks\n\n"
      << "| reading | pass@1 | pass@n | fast_1@1 |\n|---|---|---|---|\n";

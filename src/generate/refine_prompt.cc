@@ -4,7 +4,8 @@
 
 namespace kz::generate {
 namespace {
-constexpr const char* kAnswer = "Answer with the complete module (class ModelNew and everything it needs) in one ```python block.";
+constexpr const char* kAnswer =
+    "Answer with the complete module (class ModelNew and everything it needs) in one ```python block.";
 constexpr const char* kCutMark = "[... cut]";
 constexpr const char* kOmitted = "[earlier reply omitted: ";
 }  // namespace
@@ -16,7 +17,8 @@ std::string TurnFeedback(const nlohmann::json& verdict, size_t feedback_chars) {
            "). " + kAnswer;
   std::string facts = verify::Diagnose(verdict, feedback_chars);
   if (status == "correct")
-    return "The verifier ran your kernel: it is correct.\n" + facts + "Make it faster while keeping it correct. " + kAnswer;
+    return "The verifier ran your kernel: it is correct.\n" + facts + "Make it faster while keeping it correct. " +
+           kAnswer;
   return "The verifier ran your kernel: it is not correct.\n" + facts + "Fix the problem. " + kAnswer;
 }
 

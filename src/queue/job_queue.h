@@ -51,7 +51,7 @@ struct Job {
   std::string task;        // Python source of the reference task
   std::string candidate;   // Python source of the candidate
   std::string backend;     // "cuda", "triton" or "" (detected)
-  std::string options_json = "{}";  // the request's options object (service::ApplyOptions)
+  std::string options_json = "{}";  // the request's options object (verify::ApplyJobOptions)
 };
 
 struct ClaimedJob {

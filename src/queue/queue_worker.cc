@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "service/request.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "verify/job_input.h"
 #include "verify/verifier.h"
 
 namespace kz::queue {
@@ -159,41 +159,42 @@ Verdict QueueWorker::RunJob(const ClaimedJob& c) {
                                         " deliveries: no worker finished this job"}}.dump();
     return v;
   }
+  std::string failure;
   try {
-    if (!c.malformed.empty()) throw std::runtime_error(c.malformed);
-    v.verdict_json = Verify(c, dir).dump();
-  } catch (const std::exception& e) {
+    json verdict;
+    if (!c.malformed.empty()) failure = c.malformed;
+    else if (Verify(c, dir, &verdict, &failure)) v.verdict_json = verdict.dump();
+  } catch (const std::exception& e) {  // unexpected: a bug, not a bad job
+    failure = std::string("internal error: ") + e.what();
+  }
+  if (!failure.empty()) {  // the job cannot run (malformed, bad options or backend, a full disk)
     v.state = "failed";
-    v.verdict_json = json{{"error", std::string("internal error: ") + e.what()}}.dump();
+    v.verdict_json = json{{"error", failure}}.dump();
   }
   util::RemoveAll(dir);
   return v;
 }
 
-// As service::Scheduler::Verify: the sources in a fresh directory, the job's options over
+// As kz serve's scheduler (both through verify::PrepareJob): the sources in a fresh directory, the job's options over
 // the worker's, one sample through the verifier (cancelled by Stop or a takeover).
-json QueueWorker::Verify(const ClaimedJob& c, const std::string& dir) {
+bool QueueWorker::Verify(const ClaimedJob& c, const std::string& dir, json* verdict, std::string* err) {
   const Job& job = c.job;
-  if (job.backend != "" && job.backend != "cuda" && job.backend != "triton")
-    throw std::runtime_error("unknown backend \"" + job.backend + "\" (cuda or triton)");
-  std::string err;
-  if (!util::MakeDirs(dir, &err) || !util::WriteFileAtomic(dir + "/task.py", job.task, &err) ||
-      !util::WriteFileAtomic(dir + "/candidate.py", job.candidate, &err))
-    throw std::runtime_error(err);
-  verify::VerifyOptions o = config_.base;
-  if (!service::ApplyOptions(json::parse(job.options_json), &o, &err)) throw std::runtime_error(err);
-  std::vector<verify::Sample> samples{{dir + "/task.py", dir + "/candidate.py", job.backend, std::nullopt, job.id}};
-  verify::Verifier verifier(config_.worker, o, config_.gpus);
+  verify::JobInput in;
+  if (!verify::PrepareJob({job.id, job.task, job.candidate, job.backend, job.options_json}, config_.base, dir, &in, err))
+    return false;
+  std::vector<verify::Sample>& samples = in.samples;
+  verify::Verifier verifier(config_.worker, in.options, config_.gpus);
   verifier.SetCancel([this] { return stop_.load() || lost_.load(); });
   verifier.ShareGate(config_.gate);
   // As a kz serve slot: stage, then run in the child started ahead (torch imported while
   // the previous job ran), and start the next one before this run.
   auto work = verifier.Stage(samples);
   std::optional<verify::Gpu> gpu = RunGpu();
-  if (verify::Verifier::Final(work.front())) return verifier.Finish(work.front(), gpu);
+  if (verify::Verifier::Final(work.front())) return *verdict = verifier.Finish(work.front(), gpu), true;
   verify::Verifier::Prestarted child = std::move(next_child_);
   if (config_.prestart) next_child_ = verify::Verifier::Prestart(config_.worker, config_.base, gpu);
-  return verifier.Finish(work.front(), gpu, &child);
+  *verdict = verifier.Finish(work.front(), gpu, &child);
+  return true;
 }
 
 std::optional<verify::Gpu> QueueWorker::RunGpu() const {

@@ -1,6 +1,6 @@
 // The loop of `kz worker` (docs/queue.md): take a job (a dead consumer's idle one first,
 // else a new one), verify it exactly as `kz serve`'s scheduler does (per-job directory,
-// service::ApplyOptions over the worker's base options, one verify::Verifier run), publish
+// verify::PrepareJob: the job's options over the worker's base options, one verify::Verifier run), publish
 // its verdict and ack it. While a job runs, a heartbeat thread keeps its entry from being
 // reclaimed (Touch every `heartbeat`) and cancels the run if another worker took it over.
 // Redis errors never end the loop: it logs them and waits (with the connection's backoff).
@@ -32,7 +32,7 @@ class QueueWorker {
     QueueConfig queue;
     std::string name;                        // consumer name: unique among live workers
     worker::WorkerConfig worker;
-    verify::VerifyOptions base;              // jobs' options apply on top (service::ApplyOptions)
+    verify::VerifyOptions base;              // jobs' options apply on top (verify::ApplyJobOptions)
     std::vector<verify::Gpu> gpus;           // empty: CPU mode
     std::string work_dir;                    // per-job directories; emptied on start
     std::chrono::milliseconds block{2000};   // Claim's wait (also the shutdown latency when idle)
@@ -63,7 +63,8 @@ class QueueWorker {
   std::optional<ClaimedJob> Next(std::string* err);
   void Process(const ClaimedJob& c);
   Verdict RunJob(const ClaimedJob& c);                                    // never throws
-  nlohmann::json Verify(const ClaimedJob& c, const std::string& dir);    // throws on kz errors
+  // false with *err when the job cannot run (bad options or backend, files not written).
+  bool Verify(const ClaimedJob& c, const std::string& dir, nlohmann::json* verdict, std::string* err);
   std::optional<verify::Gpu> RunGpu() const;  // the worker's GPU; nullopt in CPU mode
   void Publish(const ClaimedJob& c, const Verdict& v);
   void HeartbeatLoop();

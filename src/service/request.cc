@@ -1,5 +1,7 @@
 #include "service/request.h"
 
+#include "verify/job_input.h"
+
 #include "util/hash.h"
 
 namespace kz::service {
@@ -61,48 +63,7 @@ bool ParseVerifyJson(const json& j, VerifyRequest* out, std::string* err) {
     out->options = j["options"];
   }
   verify::VerifyOptions probe;
-  return ApplyOptions(out->options, &probe, err);
-}
-
-namespace {
-bool NonNegative(const json& v, const std::string& k, std::optional<double>* out, std::string* err) {
-  if (!v.is_number() || v.get<double>() < 0) return *err = "option '" + k + "' must be a number >= 0", false;
-  *out = v.get<double>();
-  return true;
-}
-}  // namespace
-
-bool ApplyOptions(const json& options, verify::VerifyOptions* o, std::string* err) {
-  for (const auto& [k, v] : options.items()) {
-    if (k == "trials") {
-      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1000)
-        return *err = "option 'trials' must be an integer in 1..1000", false;
-      o->trials = v.get<int>();
-    } else if (k == "seed") {
-      if (!v.is_number_unsigned()) return *err = "option 'seed' must be an integer >= 0", false;
-      o->seed = v.get<uint64_t>();
-    } else if (k == "timing") {
-      if (!v.is_boolean()) return *err = "option 'timing' must be a boolean", false;
-      o->timing = v.get<bool>();
-    } else if (k == "atol" || k == "rtol" || k == "rel_l2") {
-      auto* slot = k == "atol" ? &o->atol : k == "rtol" ? &o->rtol : &o->rel_l2;
-      if (!NonNegative(v, k, slot, err)) return false;
-    } else if (k == "policy") {
-      if (v != "strict" && v != "kernelbench") return *err = "option 'policy' must be strict or kernelbench", false;
-      o->policy = v.get<std::string>();
-    } else if (k == "timing_ci") {
-      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 0.5)
-        return *err = "option 'timing_ci' must be a number in 0..0.5 (0: the fixed timing rule)", false;
-      o->timing_ci_rel = v.get<double>();
-    } else if (k == "min_candidate_share") {
-      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
-        return *err = "option 'min_candidate_share' must be a number in 0..1", false;
-      o->min_candidate_share = v.get<double>();
-    } else {
-      return *err = "unknown option '" + k + "'", false;
-    }
-  }
-  return true;
+  return verify::ApplyJobOptions(out->options, &probe, err);
 }
 
 std::string JobKey(const VerifyRequest& r, const std::string& server_fingerprint) {

@@ -16,7 +16,7 @@ struct VerifyRequest {
   std::string task;       // Python source of the reference task
   std::string candidate;  // Python source of the candidate
   std::string backend;    // "cuda", "triton" or "" (detected from the candidate)
-  nlohmann::json options = nlohmann::json::object();  // validated by ApplyOptions
+  nlohmann::json options = nlohmann::json::object();  // validated by verify::ApplyJobOptions
   // Scheduling (not part of the deduplication key): unset fields take the batch's, then
   // the X-KZ-Client header's, then the defaults (0, "anonymous").
   std::optional<int64_t> priority;
@@ -46,10 +46,6 @@ bool ParseBatchRequest(const std::string& body, BatchRequest* out, std::string* 
 // of at most 128 characters) fields of `j`.
 bool ParseScheduling(const nlohmann::json& j, std::optional<int64_t>* priority,
                      std::optional<std::string>* client, std::string* err);
-
-// Applies a request's options to the server's base options. Known keys: trials (1..1000),
-// seed, timing (bool), atol, rtol, rel_l2 (numbers >= 0), policy ("strict"|"kernelbench").
-bool ApplyOptions(const nlohmann::json& options, verify::VerifyOptions* o, std::string* err);
 
 // The deduplication key: a labelled XXH3-128 over the sources, the resolved backend, the
 // options and `server_fingerprint` (what of the server's own settings changes a verdict).

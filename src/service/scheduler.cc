@@ -200,12 +200,16 @@ void Scheduler::BuildLoop() {
       ++building_;
     }
     bool go_on = false;
+    std::string failure;
     try {
-      go_on = StageJob(*a);
-    } catch (const std::exception& e) {
+      go_on = StageJob(*a, &failure);
+    } catch (const std::exception& e) {  // unexpected: a bug, not a bad job
+      failure = std::string("internal error: ") + e.what();
+    }
+    if (!failure.empty()) {  // the job cannot run (bad options or backend, a full disk): failed, with the reason
       std::lock_guard lock(mu_);
       --building_;
-      Complete(a, std::string(store::kFailed), {{"error", std::string("internal error: ") + e.what()}});
+      Complete(a, std::string(store::kFailed), {{"error", failure}});
       continue;
     }
     std::unique_lock lock(mu_);

@@ -156,8 +156,9 @@ class Scheduler {
   bool StartRemote(std::string* err);
   bool remote() const { return !config_.remote.url.empty(); }
   void SlotLoop(size_t slot);          // a slot's thread
-  // Build thread: files + Verifier::Stage; false when the job is not to go on (cancelled).
-  bool StageJob(ActiveJob& a);
+  // Build thread: files + Verifier::Stage; false when the job is not to go on (cancelled, or
+  // *failure set: the job cannot run — it is then failed with that reason).
+  bool StageJob(ActiveJob& a, std::string* failure);
   // REQUIRES mu_: records the verdict (state done, or failed with `verdict` = {"error"})
   // unless the job was cancelled, and forgets the job.
   void Complete(const ActivePtr& a, const std::string& state, const nlohmann::json& verdict);

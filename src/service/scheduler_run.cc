@@ -4,11 +4,12 @@
 #include "util/clock.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "verify/job_input.h"
 
 namespace kz::service {
 using nlohmann::json;
 
-bool Scheduler::StageJob(ActiveJob& a) {
+bool Scheduler::StageJob(ActiveJob& a, std::string* failure) {
   std::string err;
   auto job = store_->Get(a.id, &err);
   if (!job || job->state != store::kQueued) {
@@ -20,13 +21,12 @@ bool Scheduler::StageJob(ActiveJob& a) {
   util::LogInfo("serve: job " + a.id + " staging (client " + job->client + ", priority " +
                 std::to_string(job->priority) + ")");
   a.dir = config_.work_dir + "/" + a.id;
-  if (!util::MakeDirs(a.dir, &err) || !util::WriteFileAtomic(a.dir + "/task.py", job->task_source, &err) ||
-      !util::WriteFileAtomic(a.dir + "/candidate.py", job->candidate_source, &err))
-    throw std::runtime_error(err);
-  verify::VerifyOptions o = config_.base;
-  if (!ApplyOptions(json::parse(job->options_json), &o, &err)) throw std::runtime_error(err);
-  a.samples = {{a.dir + "/task.py", a.dir + "/candidate.py", job->backend, std::nullopt, a.id}};
-  a.verifier = std::make_unique<verify::Verifier>(config_.worker, o, config_.gpus);
+  verify::JobInput in;
+  if (!verify::PrepareJob({a.id, job->task_source, job->candidate_source, job->backend, job->options_json}, config_.base,
+                          a.dir, &in, &err))
+    return *failure = err, false;
+  a.samples = std::move(in.samples);
+  a.verifier = std::make_unique<verify::Verifier>(config_.worker, in.options, config_.gpus);
   // While staging, a stop abandons the build too; once staged, only a cancel stops the run.
   a.verifier->SetCancel([&a, this] { return a.cancel.load() || abandon_builds_.load(); });
   a.work = a.verifier->Stage(a.samples);

@@ -47,8 +47,12 @@ std::vector<RolloutTask> TasksById(const std::vector<RolloutTask>& pool, const s
 RefineRolloutOptions StepRollout(const UnitContext& ctx, const Unit& u, int n, int seed_offset) {
   const RunConfig& c = *ctx.config;
   RefineRolloutOptions o;
-  o.base = {n, c.temperature, c.max_new_tokens,
-            int((c.seed + uint64_t(u.global_step) + uint64_t(seed_offset)) % 1000000007), c.backend, ctx.prompt_template};
+  o.base = {n,
+            c.temperature,
+            c.max_new_tokens,
+            int((c.seed + uint64_t(u.global_step) + uint64_t(seed_offset)) % 1000000007),
+            c.backend,
+            ctx.prompt_template};
   o.turns = c.multi_turn.turns;
   o.stop_on_correct = c.multi_turn.stop_on_correct;
   o.prompt = {size_t(c.multi_turn.feedback_chars), size_t(c.multi_turn.context_chars)};
@@ -112,22 +116,34 @@ bool FilterMirrorPop(UnitContext& ctx, TrainStepRequest* req, json* m, std::stri
     if (d.kept()) kept.push_back(std::move(req->samples[i]));
   }
   req->samples = std::move(kept);
-  (*m)["mirror_pop"] = {{"sequences", sum.sequences}, {"kept", sum.kept}, {"filtered_share", sum.filtered_share()},
-                        {"sequence_ratio", sum.sequence_ratio}, {"token_veto", sum.token_veto}, {"nan", sum.nan},
+  (*m)["mirror_pop"] = {{"sequences", sum.sequences},
+                        {"kept", sum.kept},
+                        {"filtered_share", sum.filtered_share()},
+                        {"sequence_ratio", sum.sequence_ratio},
+                        {"token_veto", sum.token_veto},
+                        {"nan", sum.nan},
                         {"length_mismatch", sum.length_mismatch}};
   return true;
 }
 
 json CountsJson(const StepCounts& n, size_t tasks, const RefineStats& rs, int turns) {
-  json m = {{"tasks", tasks}, {"samples", n.samples}, {"correct", n.correct},
-            {"accuracy", n.samples ? double(n.correct) / double(n.samples) : 0.0}, {"no_code", n.no_code},
-            {"groups_zero_variance", n.zero_var}, {"groups_gate_open", n.gate_open}, {"reward_mean", Mean(n.rewards)}};
+  json m = {{"tasks", tasks},
+            {"samples", n.samples},
+            {"correct", n.correct},
+            {"accuracy", n.samples ? double(n.correct) / double(n.samples) : 0.0},
+            {"no_code", n.no_code},
+            {"groups_zero_variance", n.zero_var},
+            {"groups_gate_open", n.gate_open},
+            {"reward_mean", Mean(n.rewards)}};
   if (turns > 1)
-    m["multi_turn"] = {{"turns", turns}, {"trajectories", n.trajectories}, {"turn_samples", n.turn_samples},
+    m["multi_turn"] = {{"turns", turns},
+                       {"trajectories", n.trajectories},
+                       {"turn_samples", n.turn_samples},
                        {"turn_correct", n.turn_correct},
                        {"pass_first_turn", n.trajectories ? double(n.first_ok) / n.trajectories : 0.0},
                        {"pass_any_turn", n.trajectories ? double(n.any_ok) / n.trajectories : 0.0},
-                       {"repaired", n.repaired}, {"feedback_cut", rs.feedback_cut},
+                       {"repaired", n.repaired},
+                       {"feedback_cut", rs.feedback_cut},
                        {"omitted_replies", rs.omitted_replies}};
   return m;
 }
@@ -171,12 +187,13 @@ bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, 
   std::optional<rewards::RetryBuffer> buffer;
   if (!LoadRetry(ctx, unit_dir, &buffer, err)) return false;
   std::vector<RolloutTask> tasks, retried;
-  for (size_t i : StepTasks(ctx.coder_pool.size(), c.tasks_per_step, u.global_step, c.seed)) tasks.push_back(ctx.coder_pool[i]);
+  for (size_t i : StepTasks(ctx.coder_pool.size(), c.tasks_per_step, u.global_step, c.seed))
+    tasks.push_back(ctx.coder_pool[i]);
   if (buffer) retried = TasksById(ctx.coder_pool, buffer->Take(size_t(c.retry.per_step)));
   std::vector<Trajectory> main_t, retry_t;
   RefineStats rs, rs_retry;
-  if (!RefineRollout(*ctx.backend, ctx.verify, tasks, StepRollout(ctx, u, c.samples_per_task, 0), unit_dir, &main_t, &rs,
-                     err, terr))
+  if (!RefineRollout(*ctx.backend, ctx.verify, tasks, StepRollout(ctx, u, c.samples_per_task, 0), unit_dir, &main_t,
+                     &rs, err, terr))
     return false;
   int retry_n = c.retry.samples > 0 ? c.retry.samples : 2 * c.samples_per_task;
   if (!retried.empty() && !RefineRollout(*ctx.backend, ctx.verify, retried, StepRollout(ctx, u, retry_n, 1),
@@ -205,9 +222,11 @@ bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, 
   m.update(CountsJson(n, tasks.size() + retried.size(), rs, c.multi_turn.turns));
   if (buffer) {
     const auto& st = buffer->stats();
-    m["retry"] = {{"retried_now", retried.size()}, {"recovered_now", recovered}, {"buffered", buffer->size()},
-                  {"offered", st.offered}, {"enqueued", st.enqueued}, {"dropped_full", st.dropped_full},
-                  {"exhausted", st.exhausted}, {"retried", st.retried}, {"recovered", st.recovered}, {"yield", st.yield()}};
+    m["retry"] = {{"retried_now", retried.size()}, {"recovered_now", recovered},
+                  {"buffered", buffer->size()},    {"offered", st.offered},
+                  {"enqueued", st.enqueued},       {"dropped_full", st.dropped_full},
+                  {"exhausted", st.exhausted},     {"retried", st.retried},
+                  {"recovered", st.recovered},     {"yield", st.yield()}};
     if (!util::WriteFileAtomic(ctx.run_dir + "/retry_buffer.json", buffer->ToJson().dump() + "\n", err)) return false;
   }
   if (!FilterMirrorPop(ctx, &req, &m, err, terr)) return false;
@@ -215,7 +234,10 @@ bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, 
   if (!req.samples.empty()) {
     TrainStepResult r;
     if (!ctx.backend->TrainStep(req, &r, terr)) return *err = "train_step: " + terr->message, false;
-    m.update({{"loss", r.loss}, {"grad_norm", r.grad_norm}, {"clip_fraction", r.clip_fraction}, {"tokens", r.tokens},
+    m.update({{"loss", r.loss},
+              {"grad_norm", r.grad_norm},
+              {"clip_fraction", r.clip_fraction},
+              {"tokens", r.tokens},
               {"train_s", r.wall_s}});
     out->trained = true;
   } else {

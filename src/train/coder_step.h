@@ -17,10 +17,10 @@ namespace kz::train {
 
 // The scored group of one task: each trajectory's turn rewards and advantages, and counts.
 struct ScoredGroup {
-  rewards::TurnAdvantages turns;  // [trajectory][turn]
+  rewards::TurnAdvantages turns;             // [trajectory][turn]
   std::vector<std::vector<double>> rewards;  // CA-GRPO's r per [trajectory][turn]
-  bool gate_open = false;         // turn 1's group reliably correct
-  bool any_correct = false;       // some turn of some trajectory
+  bool gate_open = false;                    // turn 1's group reliably correct
+  bool any_correct = false;                  // some turn of some trajectory
 };
 
 // Turn t's rewards come from the CA-GRPO group of the trajectories that took turn t.

@@ -17,8 +17,9 @@ bool RefineRollout(TrainerBackend& backend, const VerifyFn& verify, const std::v
   std::vector<RolloutSample> first;
   if (!Rollout(backend, verify, tasks, o.base, unit_dir, &first, err, terr)) return false;
   for (auto& s : first) out->push_back({s.task, s.sample, {std::move(s)}});
-  std::sort(out->begin(), out->end(),
-            [](const Trajectory& a, const Trajectory& b) { return std::tie(a.task, a.sample) < std::tie(b.task, b.sample); });
+  std::sort(out->begin(), out->end(), [](const Trajectory& a, const Trajectory& b) {
+    return std::tie(a.task, a.sample) < std::tie(b.task, b.sample);
+  });
   stats->open_per_turn.push_back(int(out->size()));
   std::vector<std::string> task_prompts(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i)
@@ -57,7 +58,8 @@ bool RefineRollout(TrainerBackend& backend, const VerifyFn& verify, const std::v
     for (const auto& s : g.samples) by_sample.push_back(owners.at(size_t(s.prompt_index)));
     std::vector<RolloutSample> replies;
     if (!VerifyReplies(verify, tasks, o.base.backend, g, by_sample, dir, &replies, err)) return false;
-    for (size_t k = 0; k < replies.size(); ++k) (*out)[open.at(size_t(g.samples[k].prompt_index))].turns.push_back(std::move(replies[k]));
+    for (size_t k = 0; k < replies.size(); ++k)
+      (*out)[open.at(size_t(g.samples[k].prompt_index))].turns.push_back(std::move(replies[k]));
     stats->open_per_turn.push_back(int(open.size()));
   }
   return true;

@@ -40,15 +40,18 @@ std::string StabilisersMarkdown(const std::vector<json>& coder, const std::vecto
      << "| unit | turns | pass first turn | pass any turn | repaired | feedback cut | retried | recovered | buffered | "
         "MirrorPop filtered |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : coder)
-    md << "| " << c.value("unit", "") << " | " << Count(Field(c, "multi_turn", "turns").is_null() ? json(1) : Field(c, "multi_turn", "turns"))
-       << " | " << Fixed(Field(c, "multi_turn", "pass_first_turn")) << " | " << Fixed(Field(c, "multi_turn", "pass_any_turn"))
+    md << "| " << c.value("unit", "") << " | "
+       << Count(Field(c, "multi_turn", "turns").is_null() ? json(1) : Field(c, "multi_turn", "turns")) << " | "
+       << Fixed(Field(c, "multi_turn", "pass_first_turn")) << " | " << Fixed(Field(c, "multi_turn", "pass_any_turn"))
        << " | " << Count(Field(c, "multi_turn", "repaired")) << " | " << Count(Field(c, "multi_turn", "feedback_cut"))
-       << " | " << Count(Field(c, "retry", "retried_now")) << " | " << Count(Field(c, "retry", "recovered_now")) << " | "
-       << Count(Field(c, "retry", "buffered")) << " | " << Fixed(Field(c, "mirror_pop", "filtered_share")) << " |\n";
+       << " | " << Count(Field(c, "retry", "retried_now")) << " | " << Count(Field(c, "retry", "recovered_now"))
+       << " | " << Count(Field(c, "retry", "buffered")) << " | " << Fixed(Field(c, "mirror_pop", "filtered_share"))
+       << " |\n";
   bool refining = false;
   for (const auto& e : evals) refining = refining || e.contains("pass_at_1_best_turn");
   if (refining) {
-    md << "\n| evaluation | turns | pass@1 first turn | pass@1 best turn | fast_1@1 best turn |\n|---|---|---|---|---|\n";
+    md << "\n| evaluation | turns | pass@1 first turn | pass@1 best turn | fast_1@1 best turn "
+          "|\n|---|---|---|---|---|\n";
     for (const auto& e : evals)
       md << "| " << e.value("unit", "") << " | " << e.value("turns", 1) << " | " << Fixed(e["pass_at_1"]) << " | "
          << Fixed(e.contains("pass_at_1_best_turn") ? e["pass_at_1_best_turn"] : e["pass_at_1"]) << " | "

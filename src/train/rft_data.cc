@@ -38,8 +38,9 @@ std::vector<fs::path> VerdictLogs(const std::string& run) {
 // A correct line's sample, when its candidate and task still hash as the verdict says.
 bool ReadCorrect(const json& rec, const fs::path& log, Correct* c) {
   const json& v = rec["verdict"];
-  std::string task = rec.value("task", ""), cand = (log.parent_path() / "candidates" /
-                                                    (task + "_" + std::to_string(rec.value("sample", -1)) + ".py")).string();
+  std::string task = rec.value("task", ""),
+              cand = (log.parent_path() / "candidates" / (task + "_" + std::to_string(rec.value("sample", -1)) + ".py"))
+                         .string();
   std::string why, task_path = v.contains("task") ? v["task"].value("path", "") : "";
   if (task.empty() || !util::ReadFile(cand, &c->code, &why) || util::Hash128Hex(c->code) != rec.value("code_xxh", "") ||
       !util::ReadFile(task_path, &c->task_source, &why) ||
@@ -74,8 +75,10 @@ bool BuildRftData(const RftDataOptions& o, RftDataReport* r, std::string* err) {
         if (rec["verdict"].value("status", "") != "correct") continue;
         ++r->correct;
         Correct c;
-        if (ReadCorrect(rec, log, &c)) all.push_back(std::move(c));
-        else ++r->unreadable;
+        if (ReadCorrect(rec, log, &c))
+          all.push_back(std::move(c));
+        else
+          ++r->unreadable;
       }
     }
   if (logs == 0) return *err = "no verdicts under <run>/rollouts/ of the given directories (not kz train runs?)", false;
@@ -99,9 +102,11 @@ bool BuildRftData(const RftDataOptions& o, RftDataReport* r, std::string* err) {
     std::string prompt;
     if (!RenderCoderPrompt(t, ro, &prompt, err)) return false;
     std::string code = c.code.empty() || c.code.back() == '\n' ? c.code : c.code + "\n";
-    out += json{{"prompt", prompt}, {"completion", "```python\n" + code + "```"}, {"task", c.task},
-                {"structure", c.structure}, {"speedup", c.speedup}, {"from", c.origin}}
-               .dump() + "\n";
+    out += json{{"prompt", prompt},     {"completion", "```python\n" + code + "```"},
+                {"task", c.task},       {"structure", c.structure},
+                {"speedup", c.speedup}, {"from", c.origin}}
+               .dump() +
+           "\n";
     tasks.insert(c.task);
   }
   r->written = sel.chosen.size();

@@ -16,7 +16,7 @@ struct RftDataOptions {
   std::vector<std::string> runs;  // kz train run directories
   std::string out;                // the SFT file (JSON lines), replaced atomically
   size_t per_task = 4;
-  std::string prompt_template;    // the Coder's template text
+  std::string prompt_template;  // the Coder's template text
   std::string backend = "triton";
 };
 

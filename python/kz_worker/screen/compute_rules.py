@@ -6,8 +6,7 @@ import ast
 
 from .kinds import EXT, SCALAR, TENSOR, TMOD
 from .names import is_under
-from .torch_names import (DUNDER_OPS, TENSOR_COMPUTE_METHODS, TORCH_ALLOWED, TORCH_DENIED,
-                          TORCH_OPS_BUILTIN)
+from .torch_names import DUNDER_OPS, TENSOR_COMPUTE_METHODS, TORCH_ALLOWED, TORCH_DENIED, TORCH_OPS_BUILTIN
 
 HOST_MATH = ("numpy", "scipy", "operator", "cupy", "functools.reduce", "itertools.accumulate")
 NOT_OPERATOR = ("operator.itemgetter", "operator.attrgetter", "operator.methodcaller",

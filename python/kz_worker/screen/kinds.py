@@ -4,10 +4,17 @@ Flow-insensitive: a name has the join of everything assigned to it."""
 
 import ast
 
-from .names import is_under
 from .model import self_attr
-from .torch_names import (NN_CONTAINERS, NN_HOLDERS, SCALAR_ATTRS, SCALAR_METHODS,
-                          TENSOR_ATTRS, TENSOR_COMPUTE_METHODS, TENSOR_VIEW_METHODS)
+from .names import is_under
+from .torch_names import (
+    NN_CONTAINERS,
+    NN_HOLDERS,
+    SCALAR_ATTRS,
+    SCALAR_METHODS,
+    TENSOR_ATTRS,
+    TENSOR_COMPUTE_METHODS,
+    TENSOR_VIEW_METHODS,
+)
 
 TENSOR, SCALAR, EXT, TMOD = "tensor", "scalar", "ext", "tmod"
 _RANK = {None: 0, SCALAR: 1, EXT: 2, TMOD: 3, TENSOR: 4}

@@ -1,4 +1,6 @@
 #include "service/request.h"
+#include "util/fs.h"
+#include "verify/job_input.h"
 
 #include <gtest/gtest.h>
 
@@ -53,7 +55,7 @@ TEST(VerifyRequestTest, TimingCiIsABoundedFractionAndInTheKey) {
   std::string err;
   ASSERT_TRUE(ParseVerifyRequest(R"({"task": "t", "candidate": "c", "options": {"timing_ci": 0.02}})", &a, &err)) << err;
   verify::VerifyOptions o;
-  ASSERT_TRUE(ApplyOptions(a.options, &o, &err)) << err;
+  ASSERT_TRUE(verify::ApplyJobOptions(a.options, &o, &err)) << err;
   EXPECT_DOUBLE_EQ(o.timing_ci_rel, 0.02);
   ASSERT_TRUE(ParseVerifyRequest(R"({"task": "t", "candidate": "c"})", &b, &err)) << err;
   EXPECT_NE(JobKey(a, "s"), JobKey(b, "s"));
@@ -63,6 +65,35 @@ TEST(VerifyRequestTest, TimingCiIsABoundedFractionAndInTheKey) {
     EXPECT_FALSE(ParseVerifyRequest(bad, &a, &err)) << bad;
     EXPECT_NE(err.find("timing_ci"), std::string::npos) << err;
   }
+}
+
+// A stored job into the verifier's input (verify::PrepareJob, shared by kz serve's scheduler
+// and kz worker): options over the base, files written; bad input refused with a reason.
+TEST(PrepareJobTest, OptionsOverTheBaseFilesWrittenBadInputRefused) {
+  std::string dir = ::testing::TempDir() + "/kz_prepare_job", err;
+  verify::VerifyOptions base;
+  base.trials = 3;
+  base.timeout_s = 42;
+  verify::JobInput in;
+  ASSERT_TRUE(verify::PrepareJob({"j1", "TASK", "CAND", "triton", R"({"trials": 5})"}, base, dir + "/a", &in, &err)) << err;
+  EXPECT_EQ(in.options.trials, 5);
+  EXPECT_EQ(in.options.timeout_s, 42) << "the base's other options stand";
+  ASSERT_EQ(in.samples.size(), 1u);
+  EXPECT_EQ(in.samples[0].label, "j1");
+  std::string text;
+  ASSERT_TRUE(util::ReadFile(dir + "/a/candidate.py", &text, &err));
+  EXPECT_EQ(text, "CAND");
+  const std::pair<verify::JobSources, const char*> bad[] = {
+      {{"j", "t", "c", "opencl", "{}"}, "unknown backend \"opencl\""},
+      {{"j", "t", "c", "", R"({"nope": 1})"}, "unknown option 'nope'"},
+      {{"j", "t", "c", "", "not json"}, "not a JSON object"},
+      {{"j", "t", "c", "", R"({"trials": 0})"}, "option 'trials' must be an integer in 1..1000"}};
+  for (const auto& [job, why] : bad) {
+    EXPECT_FALSE(verify::PrepareJob(job, base, dir + "/b", &in, &err)) << why;
+    EXPECT_NE(err.find(why), std::string::npos) << err;
+  }
+  EXPECT_FALSE(verify::PrepareJob({"j", "t", "c", "", "{}"}, base, "/proc/kz-no-such/dir", &in, &err));
+  EXPECT_FALSE(err.empty());
 }
 
 }  // namespace
