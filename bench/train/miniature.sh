@@ -26,6 +26,11 @@ JOBS=${JOBS:-4} CONCURRENCY=${CONCURRENCY:-1}
 # PSAMPLES modules, PCODER Coder attempts per valid module; FREEZE > 0 freezes the Proposer
 # after that round (the paper's ablation). PSTEPS=0 (default): no Proposer phase.
 PSTEPS=${PSTEPS:-0} PSETS=${PSETS:-8} PSAMPLES=${PSAMPLES:-4} PCODER=${PCODER:-4} FREEZE=${FREEZE:-0}
+# Issue 22's options (docs/training.md, "Multi-turn refinement"): TURNS ([multi_turn] turns, 1),
+# EVAL_TURNS ([eval] turns, 1), RETRY ([retry] capacity, 0: off), MIRROR ([mirror_pop] enabled,
+# false), BUDGET_S ([coder] budget_s, 0: none), NO_EVAL=1 (no [eval]: an SFT-only base run).
+TURNS=${TURNS:-1} EVAL_TURNS=${EVAL_TURNS:-1} RETRY=${RETRY:-0} MIRROR=${MIRROR:-false} BUDGET_S=${BUDGET_S:-0}
+NO_EVAL=${NO_EVAL:-0}
 CPU=() VCPU=false
 [[ ${1:-} == --cpu ]] && CPU=(--cpu) VCPU=true
 [[ -f $MODEL ]] || { echo "miniature: no model at $MODEL (scripts/setup.sh extracts it)"; exit 2; }
@@ -35,9 +40,13 @@ t0=$(date +%s)
 stamp() { echo "miniature: $(( $(date +%s) - t0 )) s: $*"; }
 
 # 1. The SFT data (verified; resumable) and the task sets.
-stamp "teacher: $PAIRS pairs, verified"
-"$KZ" -q train teacher --out "$RUN/sft" --pairs "$PAIRS" --seed 11 --verify "${CPU[@]}" -j "$JOBS" | tail -1
-[[ -s $RUN/sft/sft.jsonl ]] || { echo "miniature: no verified pair: nothing to fine-tune on"; exit 2; }
+if [[ -n ${FROM_CKPT:-} ]]; then  # no SFT here: its tasks only (the held-out set leaves them out)
+  "$KZ" -q train teacher --out "$RUN/sft" --pairs "$PAIRS" --seed 11 >/dev/null || exit 2
+else
+  stamp "teacher: $PAIRS pairs, verified"
+  "$KZ" -q train teacher --out "$RUN/sft" --pairs "$PAIRS" --seed 11 --verify "${CPU[@]}" -j "$JOBS" | tail -1
+  [[ -s $RUN/sft/sft.jsonl ]] || { echo "miniature: no verified pair: nothing to fine-tune on"; exit 2; }
+fi
 "$KZ" -q train teacher --out "$RUN/pool" --pairs "$POOL" --seed 22 >/dev/null || exit 2
 "$KZ" -q train teacher --out "$RUN/held" --pairs "$HELD" --seed 33 >/dev/null || exit 2
 # Held-out means unseen: drop held-out tasks whose source equals a training task's.
@@ -75,6 +84,13 @@ steps_per_round = $STEPS
 max_new_tokens = $TOKENS
 temperature = 1.0
 lr = $CODER_LR
+budget_s = $BUDGET_S
+[multi_turn]
+turns = $TURNS
+[retry]
+capacity = $RETRY
+[mirror_pop]
+enabled = $MIRROR
 [proposer]
 steps_per_round = $PSTEPS
 sets_per_step = $PSETS
@@ -87,10 +103,20 @@ cpu = $VCPU
 timeout = 120
 jobs = $JOBS
 concurrency = $CONCURRENCY
-[eval]
-tasks = "held/tasks"
-max_new_tokens = $TOKENS
 TOML
+[[ $NO_EVAL == 1 ]] || printf '[eval]\ntasks = "held/tasks"\nmax_new_tokens = %s\nturns = %s\n' "$TOKENS" "$EVAL_TURNS" >>"$RUN/run.toml"
+# FROM_CKPT: start from that checkpoint (e.g. bench/train/multi_turn.sh's SFT-only base run):
+# it becomes [model] path and the [sft] table goes.
+if [[ -n ${FROM_CKPT:-} ]]; then
+  python3 - "$RUN/run.toml" "$FROM_CKPT" <<'PY' || exit 2
+import re, sys
+p, ckpt = sys.argv[1], sys.argv[2]
+t = open(p).read()
+t = re.sub(r'(?m)^path = ".*"$', f'path = "{ckpt}"', t, count=1)
+t = re.sub(r'(?ms)^\[sft\]\n.*?(?=^\[)', "", t)
+open(p, "w").write(t)
+PY
+fi
 stamp "kz train (rounds $ROUNDS x $STEPS steps of $TPS tasks x $SPT samples)"
 "$KZ" train --config "$RUN/run.toml" --out "$RUN/run"
 rc=$?

@@ -12,6 +12,7 @@
 #include "train/run_config.h"
 #include "train/report.h"
 #include "train/rft_data.h"
+#include "train/run_compare.h"
 #include "train/teacher.h"
 #include "train/train_loop.h"
 #include "util/fs.h"
@@ -69,6 +70,14 @@ class TrainCommandImpl : public TrainCommand {
     f->add_option("--per-task", rft_o_.per_task, "Samples per task at most (default 4)")->check(CLI::Range(1, 10000));
     f->add_option("--backend", rft_o_.backend, "The Coder's kernel language, for its prompt (default triton)")
         ->check(CLI::IsMember({"triton", "cuda"}));
+    auto* cmp = compare_ = train->add_subcommand("compare", "Two runs' evaluations task by task (B - A, paired intervals)");
+    cmp->add_option("a", compare_o_.run_a, "Run A (the baseline), a kz train run directory")->required();
+    cmp->add_option("b", compare_o_.run_b, "Run B")->required();
+    cmp->add_option("--unit", compare_o_.unit, "The evaluation unit (default: the last one both finished)");
+    cmp->add_option("--out", compare_o_.out_dir, "Where to write compare.md and compare.json (default B/compare)");
+    cmp->add_option("--resamples", compare_o_.resamples, "Bootstrap resamples (default 10000)")->check(CLI::Range(100, 10000000));
+    cmp->add_option("--level", compare_o_.level, "Interval level (default 0.95)")->check(CLI::Range(0.5, 0.999));
+    cmp->add_option("--seed", compare_o_.seed, "Bootstrap seed (default 1)");
     auto* r = report_ = train->add_subcommand("report", "Tables, paired bootstrap intervals and plots of a run directory");
     r->add_option("run", report_o_.run_dir, "The run directory (kz train --out)")->required();
     r->add_option("--out", report_o_.out_dir, "Where to write report.md, report.json, coder.svg, eval.svg (default RUN/report)");
@@ -80,6 +89,7 @@ class TrainCommandImpl : public TrainCommand {
   int Run() override {
     if (report_->parsed()) return RunReport();
     if (rft_->parsed()) return RunRft();
+    if (compare_->parsed()) return RunCompare();
     return teacher_->parsed() ? RunTeacher() : RunLoop();
   }
 
@@ -95,6 +105,18 @@ class TrainCommandImpl : public TrainCommand {
     std::string out = report_o_.out_dir.empty() ? report_o_.run_dir + "/report" : report_o_.out_dir, md;
     if (util::ReadFile(out + "/report.md", &md, &err)) std::cout << md;
     std::cerr << "kz train report: " << out << "/{report.md,report.json,coder.svg,eval.svg}\n";
+    return 0;
+  }
+  int RunCompare() {
+    json summary;
+    std::string err, md;
+    if (!train::WriteTrainCompare(compare_o_, &summary, &err)) {
+      std::cerr << "kz train compare: " << err << "\n";
+      return verify::kExitUsage;
+    }
+    std::string out = compare_o_.out_dir.empty() ? compare_o_.run_b + "/compare" : compare_o_.out_dir;
+    if (util::ReadFile(out + "/compare.md", &md, &err)) std::cout << md;
+    std::cerr << "kz train compare: " << out << "/{compare.md,compare.json}\n";
     return 0;
   }
   int RunRft() {
@@ -166,6 +188,8 @@ class TrainCommandImpl : public TrainCommand {
   CLI::App* teacher_ = nullptr;
   CLI::App* report_ = nullptr;
   CLI::App* rft_ = nullptr;
+  CLI::App* compare_ = nullptr;
+  train::TrainCompareOptions compare_o_;
   train::RftDataOptions rft_o_;
   train::TrainReportOptions report_o_;
   std::string config_path_, run_out_;

@@ -47,12 +47,12 @@ RedisJobQueue::RedisJobQueue(QueueConfig config, RedisUrl url)
     : config_(std::move(config)), client_(RedisClient::Options{std::move(url)}) {}
 
 std::chrono::milliseconds RedisJobQueue::RetryDelay() const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return client_.RetryDelay();
 }
 
 bool RedisJobQueue::Setup(std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return SetupLocked(err);
 }
 
@@ -81,7 +81,7 @@ EnqueueResult RedisJobQueue::Enqueue(const Job& job, std::string* entry, std::st
     *err = "job id must be 1.." + std::to_string(kMaxJobIdBytes) + " bytes";
     return EnqueueResult::kError;
   }
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   RedisReply r;
   if (!client_.Call({"EVAL", kEnqueueScript, "2", JobKey(job.id), JobsKey(), job.id, job.task, job.candidate,
                      job.backend, job.options_json, std::to_string(util::UnixMs())},
@@ -97,7 +97,7 @@ EnqueueResult RedisJobQueue::Enqueue(const Job& job, std::string* entry, std::st
 
 int RedisJobQueue::ReadVerdicts(const std::string& consumer, const VerdictCallback& cb,
                                 std::chrono::milliseconds block, std::string* err, size_t max_count) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   const std::string& g = config_.front_group;
   const std::string n = std::to_string(std::max<size_t>(1, max_count));
   RedisReply r;

@@ -34,6 +34,7 @@
 
 #include "queue/redis_client.h"
 #include "queue/stream_entry.h"
+#include "util/thread_annotations.h"
 
 namespace kz::queue {
 
@@ -121,25 +122,26 @@ class RedisJobQueue {
   RedisJobQueue(QueueConfig config, RedisUrl url);
   // Call with one Setup-and-retry on a NOGROUP error (a Redis that lost its data).
   bool CallGroup(const std::vector<std::string>& args, RedisReply* out, std::string* err,
-                 std::chrono::milliseconds extra_timeout = std::chrono::milliseconds{0});  // REQUIRES mu_
-  bool SetupLocked(std::string* err);  // REQUIRES mu_
+                 std::chrono::milliseconds extra_timeout = std::chrono::milliseconds{0}) REQUIRES(mu_);
+  bool SetupLocked(std::string* err) REQUIRES(mu_);
   // This consumer's first live pending entry ("0") or a new one (">").
   std::optional<ClaimedJob> ReadJob(const std::string& consumer, const std::string& from,
-                                    std::chrono::milliseconds block, std::string* err);  // REQUIRES mu_
+                                    std::chrono::milliseconds block, std::string* err) REQUIRES(mu_);
   ClaimedJob ToClaimed(const StreamEntry& e, bool reclaimed) const;
-  // A reclaimed entry with its delivery count filled in.  REQUIRES mu_
-  std::optional<ClaimedJob> Reclaimed(const StreamEntry& e, std::string* err);
-  int Deliver(const std::vector<StreamEntry>& entries, const VerdictCallback& cb, std::string* err);  // REQUIRES mu_
+  // A reclaimed entry with its delivery count filled in.
+  std::optional<ClaimedJob> Reclaimed(const StreamEntry& e, std::string* err) REQUIRES(mu_);
+  int Deliver(const std::vector<StreamEntry>& entries, const VerdictCallback& cb, std::string* err) REQUIRES(mu_);
   static bool Offer(const StreamEntry& e, const VerdictCallback& cb);
-  bool AckVerdict(const std::string& entry, const std::string& job_id, std::string* err);  // REQUIRES mu_
+  bool AckVerdict(const std::string& entry, const std::string& job_id, std::string* err) REQUIRES(mu_);
 
   const QueueConfig config_;
-  mutable std::mutex mu_;
-  RedisClient client_;                           // GUARDED_BY(mu_)
-  std::string jobs_cursor_ = "0-0", verdicts_cursor_ = "0-0";  // GUARDED_BY(mu_): XAUTOCLAIM scans
-  std::unordered_set<std::string> accepted_;     // GUARDED_BY(mu_): callback said true, ack pending
-  std::unordered_set<std::string> pending_checked_;  // GUARDED_BY(mu_): consumers whose own PEL was read
-  std::chrono::steady_clock::time_point verdicts_pending_due_{};  // GUARDED_BY(mu_): re-read our PEL then
+  mutable util::Mutex mu_;
+  RedisClient client_ GUARDED_BY(mu_);
+  std::string jobs_cursor_ GUARDED_BY(mu_) = "0-0";  // XAUTOCLAIM scans
+  std::string verdicts_cursor_ GUARDED_BY(mu_) = "0-0";
+  std::unordered_set<std::string> accepted_ GUARDED_BY(mu_);         // callback said true, ack pending
+  std::unordered_set<std::string> pending_checked_ GUARDED_BY(mu_);  // consumers whose own PEL was read
+  std::chrono::steady_clock::time_point verdicts_pending_due_ GUARDED_BY(mu_){};  // re-read our PEL then
 };
 
 }  // namespace kz::queue

@@ -79,7 +79,7 @@ std::optional<ClaimedJob> RedisJobQueue::ReadJob(const std::string& consumer, co
 
 std::optional<ClaimedJob> RedisJobQueue::Claim(const std::string& consumer, std::chrono::milliseconds block,
                                                std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   err->clear();
   if (!pending_checked_.count(consumer)) {  // entries a previous process of this name left
     auto job = ReadJob(consumer, "0", block, err);
@@ -90,7 +90,7 @@ std::optional<ClaimedJob> RedisJobQueue::Claim(const std::string& consumer, std:
 }
 
 std::optional<ClaimedJob> RedisJobQueue::Reclaim(const std::string& consumer, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   err->clear();
   std::string idle = std::to_string(config_.reclaim_after.count());
   for (int i = 0; i < kMaxReclaimScans; ++i) {
@@ -105,7 +105,7 @@ std::optional<ClaimedJob> RedisJobQueue::Reclaim(const std::string& consumer, st
 }
 
 bool RedisJobQueue::Touch(const std::string& consumer, const std::string& entry, bool* owned, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   RedisReply r;
   if (!client_.Call({"EVAL", kTouchScript, "1", JobsKey(), config_.worker_group, entry, consumer}, &r, err)) return false;
   *owned = r.integer == 1;
@@ -113,7 +113,7 @@ bool RedisJobQueue::Touch(const std::string& consumer, const std::string& entry,
 }
 
 CompleteResult RedisJobQueue::Complete(const ClaimedJob& claimed, const Verdict& verdict, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   const std::string& id = claimed.job.id;
   RedisReply r;
   if (!client_.Call({"EVAL", kCompleteScript, "3", JobKey(id), JobsKey(), VerdictsKey(), config_.worker_group,

@@ -67,7 +67,7 @@ bool Scheduler::Start(std::string* err) {
   std::vector<store::Job> pending;
   if (!store_->RequeuePending(&pending, err)) return false;
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     for (auto& j : pending) queue_.push_back({j.id, j.priority, j.client, seq_++});
   }
   if (!pending.empty()) util::LogInfo("serve: resuming " + std::to_string(pending.size()) + " queued job(s)");
@@ -84,23 +84,24 @@ bool Scheduler::Start(std::string* err) {
 
 void Scheduler::Drain() {
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     stopping_ = true;
     abandon_builds_ = true;
   }
-  work_cv_.notify_all();
-  ready_cv_.notify_all();
-  done_cv_.notify_all();
+  work_cv_.NotifyAll();
+  ready_cv_.NotifyAll();
+  done_cv_.NotifyAll();
 }
 
 void Scheduler::Stop() {
   Drain();
   {
-    std::unique_lock lock(mu_);
-    auto idle = [&] {
-      return std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.running.empty(); });
-    };
-    if (!done_cv_.wait_for(lock, std::chrono::duration<double>(config_.shutdown_grace_s), idle))
+    util::MutexLock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                 std::chrono::duration<double>(config_.shutdown_grace_s));
+    bool idle = RunningLocked() == 0;
+    while (!idle && done_cv_.WaitUntil(mu_, deadline)) idle = RunningLocked() == 0;
+    if (!idle && RunningLocked() > 0)
       util::LogWarn("serve: jobs still running after the shutdown grace (" +
                     std::to_string(static_cast<int>(config_.shutdown_grace_s)) +
                     " s): their children are killed; they run again at the next start");
@@ -113,19 +114,23 @@ void Scheduler::Stop() {
 }
 
 size_t Scheduler::QueueDepth() const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return queue_.size() + building_ + ready_.size() + dispatched_.size();
 }
 
 size_t Scheduler::Running() const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
+  return RunningLocked();
+}
+
+size_t Scheduler::RunningLocked() const {
   return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.running.empty(); }));
 }
 
 std::string Scheduler::RenderMetrics() const {
   MetricsSnapshot snap;
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     snap.queue_depth = queue_.size() + building_ + ready_.size() + dispatched_.size();
     snap.staged = ready_.size();
     snap.building = building_;
@@ -191,10 +196,9 @@ void Scheduler::BuildLoop() {
   for (;;) {
     ActivePtr a;
     {
-      std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] {
-        return stopping_ || (!queue_.empty() && (ready_.size() + building_ < MaxReady() || UrgentIndex()));
-      });
+      util::MutexLock lock(mu_);
+      while (!(stopping_ || (!queue_.empty() && (ready_.size() + building_ < MaxReady() || UrgentIndex()))))
+        work_cv_.Wait(mu_);
       if (stopping_) return;  // queued jobs stay queued in the store
       a = Take();
       ++building_;
@@ -207,32 +211,32 @@ void Scheduler::BuildLoop() {
       failure = std::string("internal error: ") + e.what();
     }
     if (!failure.empty()) {  // the job cannot run (bad options or backend, a full disk): failed, with the reason
-      std::lock_guard lock(mu_);
+      util::MutexLock lock(mu_);
       --building_;
       Complete(a, std::string(store::kFailed), {{"error", failure}});
       continue;
     }
-    std::unique_lock lock(mu_);
+    util::MutexLock lock(mu_);
     --building_;
     if (!go_on || a->cancel || stopping_) {  // stopping: left "running", requeued at next start
-      lock.unlock();
+      lock.Unlock();
       Forget(a);
       continue;
     }
     if (verify::Verifier::Final(a->work.front())) {  // no run needed: no slot either
-      lock.unlock();
+      lock.Unlock();
       if (!MarkRunning(*a)) {
         Forget(a);
         continue;
       }
       json verdict = a->verifier->Finish(a->work.front(), std::nullopt);
-      lock.lock();
+      lock.Lock();
       Complete(a, std::string(store::kDone), verdict);
       continue;
     }
     a->staged_at = std::chrono::steady_clock::now();
     ready_.push_back(a);
-    ready_cv_.notify_one();
+    ready_cv_.NotifyOne();
   }
 }
 
@@ -248,18 +252,18 @@ void Scheduler::SlotLoop(size_t k) {
   for (;;) {
     ActivePtr a;
     {
-      std::unique_lock lock(mu_);
-      ready_cv_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
+      util::MutexLock lock(mu_);
+      while (!stopping_ && ready_.empty()) ready_cv_.Wait(mu_);
       if (stopping_) return;  // staged jobs stay "running" in the store: requeued at next start
       a = TakeReady();
       slot.running = a->id;
       slot.since = std::chrono::steady_clock::now();
       metrics_.Observe(Stage::kSlotWait, Since(a->staged_at));
     }
-    work_cv_.notify_one();  // room in ready_: a build thread may stage the next job
+    work_cv_.NotifyOne();  // room in ready_: a build thread may stage the next job
     if (!MarkRunning(*a)) {  // cancelled between the pick and now
       {
-        std::lock_guard lock(mu_);
+        util::MutexLock lock(mu_);
         slot.running.clear();
       }
       Forget(a);
@@ -277,7 +281,7 @@ void Scheduler::SlotLoop(size_t k) {
       state = store::kFailed;
       verdict = {{"error", std::string("internal error: ") + e.what()}};
     }
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     slot.busy_s += Since(slot.since);
     metrics_.AddBusy(Since(slot.since));
     slot.running.clear();

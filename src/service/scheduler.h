@@ -17,7 +17,6 @@
 #pragma once
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +33,7 @@
 #include "service/picker.h"
 #include "service/request.h"
 #include "store/job_store.h"
+#include "util/thread_annotations.h"
 #include "verify/device.h"
 #include "verify/verifier.h"
 #include "worker/worker_client.h"
@@ -142,9 +142,9 @@ class Scheduler {
   struct Slot {
     std::optional<verify::Gpu> gpu;  // nullopt: a CPU slot
     std::string label;               // "cuda:0", "cpu:1"
-    std::string running;             // GUARDED_BY(mu_): the job id, or ""
-    std::chrono::steady_clock::time_point since;  // GUARDED_BY(mu_)
-    double busy_s = 0;               // GUARDED_BY(mu_): finished jobs' seconds
+    std::string running;             // guarded by mu_: the job id, or ""
+    std::chrono::steady_clock::time_point since;  // guarded by mu_
+    double busy_s = 0;               // guarded by mu_: finished jobs' seconds
     std::shared_ptr<verify::GateHub> gate;  // gpu_concurrency > 1: its device's gate (shared)
   };
   // The gates by device label ("cuda:0", "cpu"), for /metrics; fixed at construction.
@@ -159,23 +159,24 @@ class Scheduler {
   // Build thread: files + Verifier::Stage; false when the job is not to go on (cancelled, or
   // *failure set: the job cannot run — it is then failed with that reason).
   bool StageJob(ActiveJob& a, std::string* failure);
-  // REQUIRES mu_: records the verdict (state done, or failed with `verdict` = {"error"})
-  // unless the job was cancelled, and forgets the job.
-  void Complete(const ActivePtr& a, const std::string& state, const nlohmann::json& verdict);
-  void Forget(const ActivePtr& a);     // REQUIRES mu_ not held
-  // REQUIRES mu_: a running job interrupted by Stop(): left "running" in the store (queued
-  // again by the next start), no verdict recorded.
-  void Interrupted(const ActivePtr& a);
-  // REQUIRES mu_: the next queued job to stage, as active: the picker's choice, or, when
-  // the staged list is full, the queued job a slot would run before every staged one
-  // (UrgentIndex), so the lookahead never holds back a job of higher priority or a
-  // client's turn by more than the staging of that job.
-  ActivePtr Take();
-  std::optional<size_t> UrgentIndex() const;  // REQUIRES mu_
-  ActivePtr TakeReady();               // REQUIRES mu_: the staged job a free slot runs next
+  // Records the verdict (state done, or failed with `verdict` = {"error"}) unless the job
+  // was cancelled, and forgets the job.
+  void Complete(const ActivePtr& a, const std::string& state, const nlohmann::json& verdict) REQUIRES(mu_);
+  void Forget(const ActivePtr& a) EXCLUDES(mu_);
+  // A running job interrupted by Stop(): left "running" in the store (queued again by the
+  // next start), no verdict recorded.
+  void Interrupted(const ActivePtr& a) REQUIRES(mu_);
+  // The next queued job to stage, as active: the picker's choice, or, when the staged list
+  // is full, the queued job a slot would run before every staged one (UrgentIndex), so the
+  // lookahead never holds back a job of higher priority or a client's turn by more than the
+  // staging of that job.
+  ActivePtr Take() REQUIRES(mu_);
+  std::optional<size_t> UrgentIndex() const REQUIRES(mu_);
+  ActivePtr TakeReady() REQUIRES(mu_);  // the staged job a free slot runs next
   bool MarkRunning(const ActiveJob& a);  // the store's queued -> running; false if cancelled
-  bool Queued(const std::string& id) const;   // REQUIRES mu_
-  bool InSlot(const std::string& id) const;   // REQUIRES mu_
+  bool Queued(const std::string& id) const REQUIRES(mu_);
+  bool InSlot(const std::string& id) const REQUIRES(mu_);
+  size_t RunningLocked() const REQUIRES(mu_);
   // Group commit (SubmitBatch): concurrent submitters queue their batches; one of them,
   // the leader, accepts every queued batch under one hold of mu_ and one store transaction,
   // then wakes the others with their results. Each batch keeps its own all-or-nothing
@@ -187,20 +188,20 @@ class Scheduler {
     BatchResult result;
     size_t deduplicated = 0;    // items that are existing jobs (counted once the group is stored)
     bool needs_insert = false;  // accepted with new jobs, or deduplicated to another batch's new job
-    bool done = false;  // GUARDED_BY(submit_mu_)
+    bool done = false;  // guarded by the scheduler's submit_mu_
   };
   static constexpr size_t kMaxGroupSamples = 2048;  // samples one leader accepts at most
-  // The leader (REQUIRES mu_ not held): the group's results, its new jobs stored and queued.
-  void AcceptGroup(const std::vector<PendingBatch*>& group);
+  // The leader: the group's results, its new jobs stored and queued.
+  void AcceptGroup(const std::vector<PendingBatch*>& group) EXCLUDES(mu_);
   struct AcceptedGroup {
     size_t waiting = 0;                     // jobs waiting before the group
     std::vector<store::Job> fresh;          // the accepted batches' new jobs, in order
     std::map<std::string, size_t> by_key;   // key -> index in fresh
   };
-  // REQUIRES mu_: p's result — its new jobs appended to g.fresh if it is accepted whole.
-  void AcceptBatch(PendingBatch& p, AcceptedGroup& g);
-  store::Job NewJob(const Submission& s, const std::string& key);  // REQUIRES mu_
-  std::string NewId();                        // REQUIRES mu_
+  // p's result — its new jobs appended to g.fresh if it is accepted whole.
+  void AcceptBatch(PendingBatch& p, AcceptedGroup& g) REQUIRES(mu_);
+  store::Job NewJob(const Submission& s, const std::string& key) REQUIRES(mu_);
+  std::string NewId() REQUIRES(mu_);
   std::string Fingerprint() const;
   size_t MaxReady() const;
 
@@ -209,30 +210,31 @@ class Scheduler {
   const std::string fingerprint_;
   Metrics metrics_;
 
-  std::mutex submit_mu_;               // the group-commit queue below
-  std::condition_variable submit_cv_;  // a group was accepted, or the leader's place is free
-  std::vector<PendingBatch*> submit_queue_;  // GUARDED_BY(submit_mu_)
-  bool submit_leader_ = false;         // GUARDED_BY(submit_mu_): a leader is accepting a group
+  util::Mutex submit_mu_;     // the group-commit queue below
+  util::CondVar submit_cv_;   // a group was accepted, or the leader's place is free
+  std::vector<PendingBatch*> submit_queue_ GUARDED_BY(submit_mu_);
+  bool submit_leader_ GUARDED_BY(submit_mu_) = false;  // a leader is accepting a group
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;   // build threads: queue_ and room in ready_, or stopping_
-  std::condition_variable ready_cv_;  // slots: ready_, or stopping_
-  std::condition_variable done_cv_;   // Wait() callers: a job left the pipeline
-  std::vector<QueuedJob> queue_;      // GUARDED_BY(mu_): queued jobs, in arrival order
-  std::vector<ActivePtr> ready_;      // GUARDED_BY(mu_): staged, waiting for a slot
-  std::map<std::string, ActivePtr> active_;  // GUARDED_BY(mu_): taken and not yet final
-  std::vector<Slot> slots_;           // fixed at construction; fields GUARDED_BY(mu_)
-  std::set<std::string> dispatched_;  // GUARDED_BY(mu_): remote mode, enqueued in Redis, no verdict yet
+  mutable util::Mutex mu_;
+  util::CondVar work_cv_;   // build threads: queue_ and room in ready_, or stopping_
+  util::CondVar ready_cv_;  // slots: ready_, or stopping_
+  util::CondVar done_cv_;   // Wait() callers: a job left the pipeline
+  std::vector<QueuedJob> queue_ GUARDED_BY(mu_);            // queued jobs, in arrival order
+  std::vector<ActivePtr> ready_ GUARDED_BY(mu_);            // staged, waiting for a slot
+  std::map<std::string, ActivePtr> active_ GUARDED_BY(mu_);  // taken and not yet final
+  std::vector<Slot> slots_;  // fixed at construction; its fields marked "guarded by mu_" are (by hand)
+  std::set<std::string> dispatched_ GUARDED_BY(mu_);  // remote mode: enqueued in Redis, no verdict yet
   std::unique_ptr<queue::RedisJobQueue> redis_;     // remote mode: the dispatcher's connection
   std::unique_ptr<queue::VerdictReader> verdicts_;  // remote mode
-  size_t building_ = 0;               // GUARDED_BY(mu_)
-  ServiceRecord served_;              // GUARDED_BY(mu_): client -> tick last staged
-  ServiceRecord slot_served_;         // GUARDED_BY(mu_): client -> tick last given a slot
-  uint64_t tick_ = 0, seq_ = 0;       // GUARDED_BY(mu_)
-  bool stopping_ = false;             // GUARDED_BY(mu_)
+  size_t building_ GUARDED_BY(mu_) = 0;
+  ServiceRecord served_ GUARDED_BY(mu_);       // client -> tick last staged
+  ServiceRecord slot_served_ GUARDED_BY(mu_);  // client -> tick last given a slot
+  uint64_t tick_ GUARDED_BY(mu_) = 0;
+  uint64_t seq_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<bool> abandon_builds_{false};  // set with stopping_: builds' children are killed
   std::atomic<bool> abandon_runs_{false};    // Stop() past the grace: running children are killed
-  std::mt19937_64 rng_;               // GUARDED_BY(mu_)
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
 };
 

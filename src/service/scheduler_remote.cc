@@ -27,8 +27,8 @@ void Scheduler::DispatchLoop() {
   for (;;) {
     QueuedJob q;
     {
-      std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      util::MutexLock lock(mu_);
+      while (!stopping_ && queue_.empty()) work_cv_.Wait(mu_);
       if (stopping_) return;
       size_t i = *PickNext(queue_, served_);
       q = queue_[i];
@@ -51,17 +51,19 @@ void Scheduler::DispatchLoop() {
                     " in the Redis queue (entry " + entry + ")");
       continue;
     }
-    std::unique_lock lock(mu_);
+    util::MutexLock lock(mu_);
     dispatched_.erase(q.id);
     if (!pending) {  // cancelled meanwhile, or a store error: nothing to send
       if (!err.empty()) util::LogWarn("serve: job " + q.id + ": " + err);
-      done_cv_.notify_all();
+      done_cv_.NotifyAll();
       continue;
     }
     queue_.push_back(q);  // Redis away: keep it, retry after the connection's backoff
     util::LogWarn("serve: cannot enqueue job " + q.id + " in Redis (will retry): " + err);
     auto delay = std::max(redis_->RetryDelay(), std::chrono::milliseconds(200));
-    work_cv_.wait_for(lock, delay, [&] { return stopping_; });
+    const auto until = std::chrono::steady_clock::now() + delay;
+    while (!stopping_ && work_cv_.WaitUntil(mu_, until)) {
+    }
   }
 }
 
@@ -85,11 +87,11 @@ bool Scheduler::OnRemoteVerdict(const queue::Verdict& v) {
     util::LogInfo("serve: verdict for job " + v.job_id + " dropped: " + (job ? "it is " + job->state : "unknown job"));
   }
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     dispatched_.erase(v.job_id);
   }
-  done_cv_.notify_all();
-  work_cv_.notify_all();
+  done_cv_.NotifyAll();
+  work_cv_.NotifyAll();
   return true;
 }
 

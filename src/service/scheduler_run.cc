@@ -42,7 +42,7 @@ void Scheduler::Complete(const ActivePtr& a, const std::string& state, const jso
   std::string err;
   active_.erase(a->id);
   if (!a->dir.empty()) util::RemoveAll(a->dir);
-  done_cv_.notify_all();
+  done_cv_.NotifyAll();
   if (a->cancel) return util::LogInfo("serve: job " + a->id + " cancelled while running");
   if (!store_->Finish(a->id, state, verdict.dump(), &err)) return util::LogWarn("serve: job " + a->id + ": " + err);
   if (state == store::kDone) metrics_.ObserveVerdict(verdict, a->queue_wait_s);
@@ -53,17 +53,17 @@ void Scheduler::Complete(const ActivePtr& a, const std::string& state, const jso
 void Scheduler::Interrupted(const ActivePtr& a) {
   active_.erase(a->id);
   if (!a->dir.empty()) util::RemoveAll(a->dir);
-  done_cv_.notify_all();
+  done_cv_.NotifyAll();
   util::LogInfo("serve: job " + a->id + " interrupted by the shutdown; it runs again at the next start");
 }
 
 void Scheduler::Forget(const ActivePtr& a) {
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     active_.erase(a->id);
   }
   if (!a->dir.empty()) util::RemoveAll(a->dir);
-  done_cv_.notify_all();
+  done_cv_.NotifyAll();
 }
 
 bool Scheduler::MarkRunning(const ActiveJob& a) {

@@ -61,9 +61,9 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
   PendingBatch mine;
   mine.batch = &batch;
   for (const auto& s : batch) mine.keys.push_back(JobKey(s.request, fingerprint_));
-  std::unique_lock sl(submit_mu_);
+  util::MutexLock sl(submit_mu_);
   submit_queue_.push_back(&mine);
-  submit_cv_.wait(sl, [&] { return mine.done || !submit_leader_; });
+  while (!mine.done && submit_leader_) submit_cv_.Wait(submit_mu_);
   if (mine.done) return std::move(mine.result);
   // The leader: this batch and those queued meanwhile (up to kMaxGroupSamples samples, so
   // that one hold of mu_ stays short), accepted at once.
@@ -75,7 +75,7 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
     samples += submit_queue_[taken]->batch->size();
   }
   submit_queue_.erase(submit_queue_.begin(), submit_queue_.begin() + static_cast<std::ptrdiff_t>(taken));
-  sl.unlock();
+  sl.Unlock();
   // Whatever happens while accepting, the group is answered and the leader's place freed:
   // otherwise every later submit would wait forever.
   try {
@@ -83,16 +83,16 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
   } catch (...) {  // stored jobs of this group (if any) stay queued in the store for a restart
     for (PendingBatch* p : group) p->result = {SubmitKind::kError, "internal error while accepting jobs", {}};
   }
-  sl.lock();
+  sl.Lock();
   for (PendingBatch* p : group) p->done = true;
   submit_leader_ = false;
-  sl.unlock();
-  submit_cv_.notify_all();
+  sl.Unlock();
+  submit_cv_.NotifyAll();
   return std::move(mine.result);
 }
 
 void Scheduler::AcceptGroup(const std::vector<PendingBatch*>& group) {
-  std::lock_guard lock(mu_);  // find + insert + enqueue as one step: no duplicate of a key
+  util::MutexLock lock(mu_);  // find + insert + enqueue as one step: no duplicate of a key
   AcceptedGroup g;
   g.waiting = queue_.size() + building_ + ready_.size() + dispatched_.size();
   for (PendingBatch* p : group) AcceptBatch(*p, g);
@@ -109,8 +109,8 @@ void Scheduler::AcceptGroup(const std::vector<PendingBatch*>& group) {
   if (!stored || g.fresh.empty()) return;
   for (const auto& j : g.fresh) queue_.push_back({j.id, j.priority, j.client, seq_++});
   for (size_t i = 0; i < g.fresh.size(); ++i) metrics_.Count(Counter::kAccepted);
-  if (g.fresh.size() > 1) work_cv_.notify_all();  // every idle build thread has work
-  else work_cv_.notify_one();
+  if (g.fresh.size() > 1) work_cv_.NotifyAll();  // every idle build thread has work
+  else work_cv_.NotifyOne();
 }
 
 void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
@@ -170,7 +170,7 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
 
 Scheduler::CancelResult Scheduler::Cancel(const std::string& id) {
   CancelResult res;
-  std::unique_lock lock(mu_);
+  util::MutexLock lock(mu_);
   auto job = store_->Get(id, &res.error);
   if (!job) {
     res.kind = res.error.empty() ? CancelKind::kNotFound : CancelKind::kError;
@@ -201,10 +201,10 @@ Scheduler::CancelResult Scheduler::Cancel(const std::string& id) {
       staged_dir = a->dir;
     }
   }
-  lock.unlock();
+  lock.Unlock();
   if (!staged_dir.empty()) util::RemoveAll(staged_dir);
-  done_cv_.notify_all();
-  work_cv_.notify_all();
+  done_cv_.NotifyAll();
+  work_cv_.NotifyAll();
   util::LogInfo("serve: job " + id + " cancelled (" + note["cancelled_while"].get<std::string>() + ")");
   res.job = store_->Get(id, &res.error);
   res.kind = changed && res.job ? CancelKind::kCancelled : CancelKind::kError;
@@ -215,10 +215,11 @@ Scheduler::CancelResult Scheduler::Cancel(const std::string& id) {
 std::optional<store::Job> Scheduler::Wait(const std::string& id, std::chrono::milliseconds timeout,
                                           std::string* err) {
   {
-    std::unique_lock lock(mu_);
-    done_cv_.wait_for(lock, timeout, [&] {
-      return stopping_ ? !InSlot(id) : !Queued(id) && !active_.count(id) && !dispatched_.count(id);
-    });
+    util::MutexLock lock(mu_);
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (!(stopping_ ? !InSlot(id) : !Queued(id) && !active_.count(id) && !dispatched_.count(id)) &&
+           done_cv_.WaitUntil(mu_, until)) {
+    }
   }
   return store_->Get(id, err);
 }

@@ -117,11 +117,12 @@ std::unique_ptr<JobStore> JobStore::Open(const std::string& path, std::string* e
   }
   std::unique_ptr<JobStore> store(new JobStore(db));
   sqlite3_busy_timeout(db, 5000);
-  if (!store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) ||
-      !store->Exec(kSchema, err)) {
-    *err = path + ": " + *err;
-    return nullptr;
+  bool ok;
+  {
+    util::MutexLock lock(store->mu_);  // not shared yet; the lock keeps the analysis simple
+    ok = store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) && store->Exec(kSchema, err);
   }
+  if (!ok) return *err = path + ": " + *err, nullptr;
   int version = store->SchemaVersion(err);
   if (version == 1) {
     if (!store->Migrate(version, err)) return *err = path + ": migrating from schema 1: " + *err, nullptr;
@@ -158,7 +159,7 @@ bool JobStore::Exec(const char* sql, std::string* err) {
 }
 
 bool JobStore::Migrate(int from_version, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   if (from_version != 1) return *err = "no migration from schema " + std::to_string(from_version), false;
   if (Exec(kMigrate1To2, err)) return true;
   std::string ignored;
@@ -167,7 +168,7 @@ bool JobStore::Migrate(int from_version, std::string* err) {
 }
 
 int JobStore::SchemaVersion(std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   Stmt s(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
   if (!s.ok()) return Fail(db_, err), -1;
   if (s.Step() != SQLITE_ROW) return *err = "no schema_version in meta", -1;
@@ -175,12 +176,12 @@ int JobStore::SchemaVersion(std::string* err) {
 }
 
 bool JobStore::Insert(const Job& job, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return InsertLocked(job, err);
 }
 
 bool JobStore::InsertAll(const std::vector<Job>& jobs, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   if (!Exec("BEGIN IMMEDIATE", err)) return false;
   for (const Job& j : jobs) {
     if (InsertLocked(j, err)) continue;
@@ -213,7 +214,7 @@ bool JobStore::InsertLocked(const Job& job, std::string* err) {
 }
 
 bool JobStore::MarkRunning(const std::string& id, bool* changed, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   Stmt s(db_, "UPDATE jobs SET state = 'running', started_at = " KZ_NOW_MS " WHERE id = ? AND state = 'queued'");
   if (!s.ok()) return Fail(db_, err);
   s.Bind(1, id);
@@ -223,7 +224,7 @@ bool JobStore::MarkRunning(const std::string& id, bool* changed, std::string* er
 }
 
 bool JobStore::Cancel(const std::string& id, const std::string& note_json, bool* changed, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   Stmt s(db_, "UPDATE jobs SET state = 'cancelled', verdict = ?, finished_at = " KZ_NOW_MS
               " WHERE id = ? AND state IN ('queued', 'running')");
   if (!s.ok()) return Fail(db_, err);
@@ -235,7 +236,7 @@ bool JobStore::Cancel(const std::string& id, const std::string& note_json, bool*
 }
 
 bool JobStore::CountByState(std::vector<std::pair<std::string, int64_t>>* out, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   out->clear();
   for (auto st : kStates) out->emplace_back(std::string(st), 0);
   Stmt s(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
@@ -249,7 +250,7 @@ bool JobStore::CountByState(std::vector<std::pair<std::string, int64_t>>* out, s
 }
 
 bool JobStore::SetState(const std::string& id, std::string_view state, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   Stmt s(db_, "UPDATE jobs SET state = ? WHERE id = ?");
   if (!s.ok()) return Fail(db_, err);
   s.Bind(1, state);
@@ -261,7 +262,7 @@ bool JobStore::SetState(const std::string& id, std::string_view state, std::stri
 
 bool JobStore::Finish(const std::string& id, std::string_view state, const std::string& verdict_json,
                       std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   Stmt s(db_, "UPDATE jobs SET state = ?, verdict = ?, finished_at = " KZ_NOW_MS
               " WHERE id = ? AND state IN ('queued', 'running')");
   if (!s.ok()) return Fail(db_, err);
@@ -274,7 +275,7 @@ bool JobStore::Finish(const std::string& id, std::string_view state, const std::
 }
 
 std::optional<Job> JobStore::SelectOne(const std::string& sql, const std::string& arg, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   Stmt s(Prepared(sql));
   if (!s.ok()) return Fail(db_, err), std::nullopt;
   s.Bind(1, arg);
@@ -294,7 +295,7 @@ std::optional<Job> JobStore::FindByKey(const std::string& key, std::string* err)
 }
 
 bool JobStore::RequeuePending(std::vector<Job>* out, std::string* err) {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   if (!Exec("UPDATE jobs SET state = 'queued' WHERE state = 'running'", err)) return false;
   Stmt s(db_, (std::string(kColumns) + "WHERE state = 'queued' ORDER BY seq").c_str());
   if (!s.ok()) return Fail(db_, err);

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/thread_annotations.h"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -80,17 +82,17 @@ class JobStore {
 
  private:
   explicit JobStore(sqlite3* db) : db_(db) {}
-  bool Exec(const char* sql, std::string* err);  // REQUIRES mu_ held (or construction)
-  bool Migrate(int from_version, std::string* err);  // construction only
-  bool InsertLocked(const Job& job, std::string* err);  // REQUIRES mu_
-  std::optional<Job> SelectOne(const std::string& sql, const std::string& arg, std::string* err);
-  // The statement for `sql`, prepared once and kept (REQUIRES mu_); nullptr on a prepare
-  // error (sqlite3_errmsg tells). Use it through a borrowing Stmt, which resets it.
-  sqlite3_stmt* Prepared(const std::string& sql);
+  bool Exec(const char* sql, std::string* err) REQUIRES(mu_);
+  bool Migrate(int from_version, std::string* err) EXCLUDES(mu_);  // construction only
+  bool InsertLocked(const Job& job, std::string* err) REQUIRES(mu_);
+  std::optional<Job> SelectOne(const std::string& sql, const std::string& arg, std::string* err) EXCLUDES(mu_);
+  // The statement for `sql`, prepared once and kept; nullptr on a prepare error
+  // (sqlite3_errmsg tells). Use it through a borrowing Stmt, which resets it.
+  sqlite3_stmt* Prepared(const std::string& sql) REQUIRES(mu_);
 
-  std::mutex mu_;
-  sqlite3* db_;  // GUARDED_BY(mu_)
-  std::map<std::string, sqlite3_stmt*> prepared_;  // GUARDED_BY(mu_)
+  util::Mutex mu_;
+  sqlite3* db_ GUARDED_BY(mu_);
+  std::map<std::string, sqlite3_stmt*> prepared_ GUARDED_BY(mu_);
 };
 
 }  // namespace kz::store

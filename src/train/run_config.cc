@@ -20,7 +20,7 @@ const std::map<std::string, std::set<std::string>>& Schema() {
       {"model", {"path", "device", "dtype", "lr", "lora_r"}},
       {"sft", {"data", "epochs", "batch", "lr"}},
       {"coder", {"tasks", "tasks_per_step", "samples_per_task", "steps_per_round", "max_new_tokens", "temperature",
-                 "clip_eps", "kl_coef", "backend", "lr"}},
+                 "clip_eps", "kl_coef", "backend", "lr", "budget_s"}},
       {"proposer", {"steps_per_round", "sets_per_step", "samples_per_set", "coder_samples", "k", "rho",
                     "max_new_tokens", "temperature", "lr", "invalid_penalty", "freeze_after_round", "model", "catalog",
                     "stats"}},
@@ -162,6 +162,7 @@ bool ReadAll(Reader& r, RunConfig* c) {
             r.Double("coder", "temperature", &c->temperature, 0, 10) && r.Double("coder", "clip_eps", &c->clip_eps, 0, 1) &&
             r.Double("coder", "kl_coef", &c->kl_coef, 0, 100) && r.Double("coder", "lr", &c->coder_lr, 0, 1) &&
             r.String("coder", "backend", &c->backend, {"triton", "cuda"}) &&
+            r.Double("coder", "budget_s", &c->coder_budget_s, 0, 1e9) &&
             r.Double("rewards", "alpha", &c->rewards.alpha, 0, 1e9) && r.Double("rewards", "beta", &c->rewards.beta, 0, 1e9) &&
             r.Double("rewards", "speedup_cap", &c->rewards.speedup_cap, 1, 1e9) &&
             r.String("rewards", "baseline", &baseline, {"group", "loo"}) && r.Bool("verify", "cpu", &c->verify_cpu) &&

@@ -33,6 +33,8 @@ struct RunConfig {
   double temperature = 1.0, clip_eps = 0.2, kl_coef = 0;
   double coder_lr = 0;             // 0: [model] lr (RL usually wants a smaller one than SFT)
   std::string backend = "triton";  // the Coder's kernel language (its prompt template)
+  double coder_budget_s = 0;       // > 0: Coder steps stop once their wall seconds reach it (a fair
+                                   // comparison of two runs: one budget; later steps are skipped)
   // [proposer] (the Proposer phase before each round's Coder phase; off when steps_per_round
   // is 0): API sets from the sampler and the frontier pool -> modules -> three-stage
   // validation -> Coder attempts -> Frontier Reward -> a policy-gradient step (docs/training.md)

@@ -37,12 +37,14 @@ bool RunDir::LoadState(RunState* out, std::string* err) const {
   for (const auto& u : j["done"]) out->done.push_back(u.get<std::string>());
   out->checkpoint = j.value("checkpoint", "");
   out->proposer_checkpoint = j.value("proposer_checkpoint", "");
+  out->coder_seconds = j.value("coder_seconds", 0.0);
   return true;
 }
 
 bool RunDir::SaveState(const RunState& s, std::string* err) const {
   json j = {{"format", kStateFormat}, {"done", s.done}, {"checkpoint", s.checkpoint}};
   if (!s.proposer_checkpoint.empty()) j["proposer_checkpoint"] = s.proposer_checkpoint;
+  if (s.coder_seconds > 0) j["coder_seconds"] = s.coder_seconds;
   return util::WriteFileAtomic(path_ + "/state.json", j.dump(1) + "\n", err);
 }
 

@@ -23,6 +23,7 @@ struct RunState {
   std::vector<std::string> done;  // unit ids, in schedule order
   std::string checkpoint;         // the Coder to resume from; "" = the config's model
   std::string proposer_checkpoint;  // the Proposer's ("" = [proposer] model, else [model] path)
+  double coder_seconds = 0;         // wall seconds of the Coder steps done ([coder] budget_s)
 };
 
 class RunDir {

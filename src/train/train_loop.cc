@@ -1,6 +1,7 @@
 #include "train/train_loop.h"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "curriculum/scan.h"
@@ -139,7 +140,17 @@ int RunTraining(const TrainLoopOptions& o) {
     if (std::find(state.done.begin(), state.done.end(), u.id) != state.done.end()) continue;
     std::cerr << "kz train: [" << ++index << "/" << todo << "] " << u.id << "\n";
     UnitResult res;
-    if (!AttemptUnit(ctx, u, dir, state, &res, &err)) return Stop(u.id + ": " + err);
+    const double budget = o.config.coder_budget_s;
+    if (u.kind == "coder" && budget > 0 && state.coder_seconds >= budget) {
+      res.metrics = {{"unit", u.id}, {"kind", "coder"}, {"round", u.round}, {"step", u.step},
+                     {"skipped", "the Coder's budget of " + std::to_string(int(budget)) + " s is spent"}};
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!AttemptUnit(ctx, u, dir, state, &res, &err)) return Stop(u.id + ": " + err);
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      res.metrics["wall_s"] = wall;
+      if (u.kind == "coder") state.coder_seconds += wall;
+    }
     if (res.trained) {  // a Proposer unit trains the Proposer, every other unit the Coder
       const bool proposer = u.kind == "proposer";
       SaveResult saved;

@@ -3,6 +3,8 @@
 // proves every GUARDED_BY member is touched only under its lock. Under GCC the macros are
 // empty and util::Mutex is a std::mutex.
 #pragma once
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 
 #if defined(__clang__)
@@ -32,16 +34,52 @@ class CAPABILITY("mutex") Mutex {
   std::mutex mu_;
 };
 
-// std::lock_guard for util::Mutex, visible to the analysis.
+// std::unique_lock for util::Mutex, visible to the analysis: held from construction to the
+// end of the scope, except between Unlock() and Lock().
 class SCOPED_CAPABILITY MutexLock {
  public:
   explicit MutexLock(Mutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~MutexLock() RELEASE() { mu_.unlock(); }
+  ~MutexLock() RELEASE() {
+    if (held_) mu_.unlock();
+  }
+  void Unlock() RELEASE() {
+    mu_.unlock();
+    held_ = false;
+  }
+  void Lock() ACQUIRE() {
+    mu_.lock();
+    held_ = true;
+  }
   MutexLock(const MutexLock&) = delete;
   MutexLock& operator=(const MutexLock&) = delete;
 
  private:
   Mutex& mu_;
+  bool held_ = true;
+};
+
+// A condition variable over util::Mutex. Wait with the predicate written as a loop in the
+// caller, so the analysis sees the guarded reads under the lock:
+//   while (!ready_) cv_.Wait(mu_);
+class CondVar {
+ public:
+  // Releases `mu` while waiting; holds it again on return (spurious wakeups possible).
+  void Wait(Mutex& mu) REQUIRES(mu) { WaitImpl(mu); }
+  // As Wait, at most until `deadline`; false when it passed.
+  template <typename Clock, typename Duration>
+  bool WaitUntil(Mutex& mu, const std::chrono::time_point<Clock, Duration>& deadline) REQUIRES(mu) {
+    return WaitUntilImpl(mu, deadline);
+  }
+  void NotifyOne() { cv_.notify_one(); }
+  void NotifyAll() { cv_.notify_all(); }
+
+ private:
+  void WaitImpl(Mutex& mu) NO_THREAD_SAFETY_ANALYSIS { cv_.wait(mu); }
+  template <typename Clock, typename Duration>
+  bool WaitUntilImpl(Mutex& mu, const std::chrono::time_point<Clock, Duration>& deadline) NO_THREAD_SAFETY_ANALYSIS {
+    return cv_.wait_until(mu, deadline) == std::cv_status::no_timeout;
+  }
+  std::condition_variable_any cv_;
 };
 
 }  // namespace kz::util

@@ -159,6 +159,32 @@ err_contains "the changed one is not trusted" "2 correct (1 whose candidate or t
 expect_exit 2 "kz train rft of a directory that is no run" -- "$KZ" -q train rft "$TMP/nothing" --out "$TMP/x.jsonl"
 err_contains "says why" "no verdicts"
 
+# A single-turn run with a Coder budget spent after its first step, compared with the
+# multi-turn run task by task (kz train compare).
+sed -e 's/rounds = 3/rounds = 2/' -e '/^\[multi_turn\]/,/^turns = 2/d' -e '/^\[retry\]/,/^samples = 2/d' \
+    -e '0,/^max_new_tokens = 16$/s//max_new_tokens = 16\nbudget_s = 0.001/' "$TMP/run.toml" >"$TMP/single.toml"
+expect_exit 0 "a single-turn run with a Coder budget" -- "$KZ" -q train --config "$TMP/single.toml" --out "$TMP/single"
+expect_exit 0 "kz train compare" -- "$KZ" -q train compare "$TMP/single" "$TMP/run"
+python3 - "$TMP" <<'PY' && { PASSES=$((PASSES + 1)); echo "ok   budget spent after one step; compare: paired readings and Coder phases"; } || { FAILS=$((FAILS + 1)); echo "FAIL budget/compare"; }
+import json, sys
+tmp = sys.argv[1]
+m = {}
+for l in open(tmp + "/single/metrics.jsonl"):
+    r = json.loads(l); m[r["unit"]] = r
+assert "multi_turn" not in m["r1.coder.1"] and m["r1.coder.1"]["wall_s"] > 0, m["r1.coder.1"]
+assert "budget" in m["r2.coder.1"]["skipped"] and "samples" not in m["r2.coder.1"], m["r2.coder.1"]
+assert json.load(open(tmp + "/single/state.json"))["coder_seconds"] > 0
+c = json.load(open(tmp + "/run/compare/compare.json"))
+assert c["format"] == "kz.train_compare/1" and c["unit"] == "r2.eval", c
+assert c["first_turn"]["paired_tasks"] == 1 and c["best_turn"]["paired_tasks"] == 1, c
+assert c["coder"]["a"]["steps"] == 1 and c["coder"]["a"]["skipped"] == 1, c["coder"]
+assert c["coder"]["b"]["steps"] == 3 and c["coder"]["b"]["retry_recovered"] == 1, c["coder"]
+md = open(tmp + "/run/compare/compare.md").read()
+assert "| first_turn | 1 |" in md and "| best_turn | 1 |" in md, md
+PY
+expect_exit 2 "compare with a directory that is no run" -- "$KZ" -q train compare "$TMP/run" "$TMP/nothing"
+err_contains "says which" "has no metrics.jsonl"
+
 # MirrorPop: the planted samples' log-probabilities are not the policy's: all filtered.
 sed -e 's/rounds = 3/rounds = 1/' -e '/^\[eval\]/,$d' -e '/^\[retry\]/,/^samples = 2/d' "$TMP/run.toml" >"$TMP/pop.toml"
 printf '[mirror_pop]\nenabled = true\n' >>"$TMP/pop.toml"
@@ -174,4 +200,6 @@ assert p["sequence_ratio"] + p["token_veto"] == 4 and p["nan"] == 0, p
 assert c["trained_samples"] == 0 and "MirrorPop" in c["skipped"], c
 assert json.load(open(run + "/state.json"))["checkpoint"] == "", "nothing trained: no checkpoint"
 PY
+expect_exit 2 "compare runs that share no evaluation" -- "$KZ" -q train compare "$TMP/run" "$TMP/pop"
+err_contains "says why" "share no finished evaluation unit"
 finish
