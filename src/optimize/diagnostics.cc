@@ -3,25 +3,15 @@
 #include <algorithm>
 #include <regex>
 
+#include "util/json_fields.h"
+
 namespace kz::optimize {
 using json = nlohmann::json;
 
 namespace {
-double Num(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
-}
-std::string Str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
-const json& At(const json& j, std::initializer_list<const char*> path) {
-  static const json kNull;
-  const json* p = &j;
-  for (const char* k : path) {
-    if (!p->is_object() || !p->contains(k)) return kNull;
-    p = &(*p)[k];
-  }
-  return *p;
-}
+double Num(const json& j, const char* key) { return util::JsonNumber(j, key); }
+std::string Str(const json& j, const char* key) { return util::JsonString(j, key); }
+const json& At(const json& j, std::initializer_list<const char*> path) { return util::JsonAt(j, path); }
 int Bucket(int n) { return std::clamp(n, 0, 3); }
 }  // namespace
 

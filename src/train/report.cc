@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "bench/svg.h"
-#include "train/paired_bootstrap.h"
+#include "train/eval_outcomes.h"
 #include "train/report_stabilisers.h"
 #include "util/fs.h"
 
@@ -15,21 +15,6 @@ namespace kz::train {
 namespace {
 using nlohmann::json;
 
-// metrics.jsonl's units in order of first appearance; a later line of the same unit wins
-// (a unit retried after a crash); a torn or foreign line is skipped.
-std::vector<json> LoadUnits(const std::string& text) {
-  std::vector<json> units;
-  std::map<std::string, size_t> at;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("unit") || !j["unit"].is_string()) continue;
-    std::string id = j["unit"];
-    if (at.count(id)) units[at[id]] = j;
-    else at[id] = units.size(), units.push_back(j);
-  }
-  return units;
-}
 
 std::string Fixed(const json& v, int digits = 3) {
   if (!v.is_number()) return "–";
@@ -38,29 +23,10 @@ std::string Fixed(const json& v, int digits = 3) {
   return buf;
 }
 
-// Per task: (correct, fast) from an eval line's "outcomes" ([[task, correct, fast], ...]).
-std::map<std::string, std::pair<double, double>> Outcomes(const json& eval) {
-  std::map<std::string, std::pair<double, double>> out;
-  if (!eval.contains("outcomes") || !eval["outcomes"].is_array()) return out;
-  for (const auto& o : eval["outcomes"])
-    if (o.is_array() && o.size() == 3 && o[0].is_string())
-      out[o[0].get<std::string>()] = {o[1].get<bool>() ? 1.0 : 0.0, o[2].get<bool>() ? 1.0 : 0.0};
-  return out;
-}
-
 json Compare(const json& base, const json& eval, const TrainReportOptions& o) {
-  auto a = Outcomes(base), b = Outcomes(eval);
-  std::vector<double> pa, pb, fa, fb;
-  for (const auto& [task, ab] : a)
-    if (auto it = b.find(task); it != b.end()) {
-      pa.push_back(ab.first), fa.push_back(ab.second);
-      pb.push_back(it->second.first), fb.push_back(it->second.second);
-    }
-  auto side = [&](const std::vector<double>& x, const std::vector<double>& y) {
-    PairedInterval i = PairedBootstrap(x, y, o.resamples, o.level, o.seed);
-    return json{{"delta", i.delta}, {"lo", i.lo}, {"hi", i.hi}, {"excludes_zero", i.excludes_zero()}};
-  };
-  return {{"against", base["unit"]}, {"paired_tasks", pa.size()}, {"pass_at_1", side(pa, pb)}, {"fast_1_at_1", side(fa, fb)}};
+  json c = ComparePaired(EvalOutcomes(base), EvalOutcomes(eval), o.resamples, o.level, o.seed);
+  c["against"] = base["unit"];
+  return c;
 }
 
 std::string Interval(const json& side) {
@@ -155,7 +121,7 @@ bool WriteTrainReport(const TrainReportOptions& o, json* summary, std::string* e
     return *err = o.run_dir + " has no metrics.jsonl (not a kz train run directory, or no unit has finished): " + *err, false;
   json sft;
   std::vector<json> coder, evals, proposer;
-  for (auto& u : LoadUnits(text)) {
+  for (auto& u : MetricsUnits(text)) {
     std::string kind = u.value("kind", "");
     if (kind == "sft") sft = u;
     else if (kind == "proposer") proposer.push_back(u);

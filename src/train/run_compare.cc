@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "train/paired_bootstrap.h"
+#include "train/eval_outcomes.h"
 #include "util/fs.h"
 
 namespace kz::train {
@@ -18,17 +18,7 @@ bool LoadRun(const std::string& run, std::vector<json>* units, std::string* err)
   std::string text;
   if (!util::ReadFile(run + "/metrics.jsonl", &text, err))
     return *err = run + " has no metrics.jsonl (not a kz train run, or no unit finished)", false;
-  std::map<std::string, size_t> at;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("unit") || !j["unit"].is_string()) continue;
-    std::string id = j["unit"];
-    if (auto it = at.find(id); it != at.end())
-      (*units)[it->second] = j;
-    else
-      at[id] = units->size(), units->push_back(j);
-  }
+  *units = MetricsUnits(text);
   return true;
 }
 
@@ -38,33 +28,8 @@ const json* FindUnit(const std::vector<json>& units, const std::string& id) {
   return nullptr;
 }
 
-// task -> (correct, fast) from an evaluation line's `key` ([[task, correct, fast], ...]).
-std::map<std::string, std::pair<double, double>> Outcomes(const json& eval, const char* key) {
-  std::map<std::string, std::pair<double, double>> out;
-  const json& o = eval.contains(key) ? eval[key] : eval["outcomes"];
-  if (!o.is_array()) return out;
-  for (const auto& r : o)
-    if (r.is_array() && r.size() == 3 && r[0].is_string() && r[1].is_boolean() && r[2].is_boolean())
-      out[r[0].get<std::string>()] = {r[1].get<bool>() ? 1.0 : 0.0, r[2].get<bool>() ? 1.0 : 0.0};
-  return out;
-}
-
 json Reading(const json& a, const json& b, const char* key, const TrainCompareOptions& o) {
-  auto x = Outcomes(a, key), y = Outcomes(b, key);
-  std::vector<double> pa, pb, fa, fb;
-  for (const auto& [task, v] : x)
-    if (auto it = y.find(task); it != y.end()) {
-      pa.push_back(v.first), fa.push_back(v.second);
-      pb.push_back(it->second.first), fb.push_back(it->second.second);
-    }
-  auto side = [&](const std::vector<double>& before, const std::vector<double>& after) {
-    PairedInterval i = PairedBootstrap(before, after, o.resamples, o.level, o.seed);
-    double n = before.empty() ? 1 : double(before.size()), sa = 0, sb = 0;
-    for (size_t k = 0; k < before.size(); ++k) sa += before[k], sb += after[k];
-    return json{{"a", sa / n}, {"b", sb / n}, {"delta", i.delta},
-                {"lo", i.lo},  {"hi", i.hi},  {"excludes_zero", i.excludes_zero()}};
-  };
-  return {{"paired_tasks", pa.size()}, {"pass_at_1", side(pa, pb)}, {"fast_1_at_1", side(fa, fb)}};
+  return ComparePaired(EvalOutcomes(a, key), EvalOutcomes(b, key), o.resamples, o.level, o.seed);
 }
 
 // A run's Coder phase from its coder lines.
