@@ -81,7 +81,8 @@ bool BuildRftData(const RftDataOptions& o, RftDataReport* r, std::string* err) {
           ++r->unreadable;
       }
     }
-  if (logs == 0) return *err = "no verdicts under <run>/rollouts/ of the given directories (not kz train runs?)", false;
+  if (logs == 0 && !o.allow_no_verdicts)
+    return *err = "no verdicts under <run>/rollouts/ of the given directories (not kz train runs?)", false;
   // Per task, the fastest first (stable: the rollout order otherwise).
   std::stable_sort(all.begin(), all.end(), [](const Correct& a, const Correct& b) {
     return a.task != b.task ? a.task < b.task : a.speedup > b.speedup;

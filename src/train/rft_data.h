@@ -18,6 +18,7 @@ struct RftDataOptions {
   size_t per_task = 4;
   std::string prompt_template;  // the Coder's template text
   std::string backend = "triton";
+  bool allow_no_verdicts = false;  // a run with no verdict yet gives an empty set, not an error
 };
 
 struct RftDataReport {

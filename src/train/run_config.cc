@@ -30,6 +30,7 @@ const std::map<std::string, std::set<std::string>>& Schema() {
       {"multi_turn", {"turns", "stop_on_correct", "feedback_chars", "context_chars", "gamma", "eta", "prime_echo"}},
       {"retry", {"capacity", "max_retries", "per_step", "samples"}},
       {"mirror_pop", {"enabled", "seq_ratio_bound", "token_veto"}},
+      {"rft", {"per_task", "epochs"}},
   };
   return schema;
 }
@@ -42,7 +43,7 @@ class Reader {
     for (const auto& [name, node] : root_) {
       std::string t(name.str());
       auto it = Schema().find(t);
-      if (it == Schema().end()) return Fail("unknown table [" + t + "] (known: run, model, sft, coder, proposer, rewards, multi_turn, retry, mirror_pop, verify, eval)");
+      if (it == Schema().end()) return Fail("unknown table [" + t + "] (known: run, model, sft, coder, proposer, rewards, multi_turn, retry, mirror_pop, rft, verify, eval)");
       if (!node.is_table()) return Fail("[" + t + "] must be a table");
       for (const auto& [key, value] : *node.as_table())
         if (!it->second.count(std::string(key.str()))) return Fail("[" + t + "]: unknown key '" + std::string(key.str()) + "'");
@@ -138,7 +139,8 @@ bool ReadStabilisers(Reader& r, RunConfig* c) {
             r.Int("retry", "per_step", &c->retry.per_step, 1, 4096) && r.Int("retry", "samples", &c->retry.samples, 0, 256) &&
             r.Bool("mirror_pop", "enabled", &c->mirror_pop.enabled) &&
             r.Double("mirror_pop", "seq_ratio_bound", &b.seq_ratio_bound, 1, 1e6) &&
-            r.Double("mirror_pop", "token_veto", &b.token_veto, 1, 1e9) && r.Int("eval", "turns", &c->eval_turns, 1, 8);
+            r.Double("mirror_pop", "token_veto", &b.token_veto, 1, 1e9) && r.Int("eval", "turns", &c->eval_turns, 1, 8) &&
+            r.Int("rft", "per_task", &c->rft_per_task, 0, 10000) && r.Int("rft", "epochs", &c->rft_epochs, 1, 100);
   if (!ok) return false;
   m.returns.baseline = c->rewards.baseline;
   if (std::string why = rewards::Validate(m.returns); !why.empty()) return r.Fail("[multi_turn]: " + why);

@@ -81,6 +81,10 @@ struct RunConfig {
   int verify_jobs = 1;
   double verify_timing_ci = 0;     // adaptive timing of correct samples (0: the fixed rule)
   int verify_concurrency = 1;      // samples run at once on the GPU through the gate (docs/throughput.md)
+  // [rft] diversity-preserving rejection fine-tuning between rounds (off at per_task = 0): after a
+  // round's Coder steps, an SFT on the run's verified-correct samples so far (kz train rft's set)
+  int rft_per_task = 0;
+  int rft_epochs = 1;
   // [eval] (after every round; skipped when tasks is empty)
   std::string eval_tasks;
   int eval_max_new_tokens = 512;

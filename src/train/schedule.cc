@@ -12,6 +12,7 @@ std::vector<Unit> Schedule(const RunConfig& c) {
       units.push_back({"r" + std::to_string(r) + ".proposer." + std::to_string(s), "proposer", r, s, proposer_global++});
     for (int s = 1; s <= c.steps_per_round; ++s)
       units.push_back({"r" + std::to_string(r) + ".coder." + std::to_string(s), "coder", r, s, global++});
+    if (c.rft_per_task > 0 && c.steps_per_round > 0) units.push_back({"r" + std::to_string(r) + ".rft", "rft", r, 0, global});
     if (!c.eval_tasks.empty()) units.push_back({"r" + std::to_string(r) + ".eval", "eval", r, 0, global});
   }
   return units;

@@ -7,6 +7,8 @@
 //                              modules from API sets, validated, attempted by the Coder,
 //                              Frontier Reward, a Proposer update (none once frozen)
 //   "r<R>.coder.<S>"           CA-GRPO step S of round R (1-based), after the round's Proposer phase
+//   "r<R>.rft"                 an SFT on the run's verified-correct samples so far, diverse
+//                              (kz train rft's set; when [rft] per_task > 0)
 //   "r<R>.eval"                held-out evaluation after round R (when [eval] tasks is set)
 #pragma once
 #include <string>
@@ -18,7 +20,7 @@ namespace kz::train {
 
 struct Unit {
   std::string id;    // as above; also a directory name under the run's rollouts/
-  std::string kind;  // "sft" | "proposer" | "coder" | "eval"
+  std::string kind;  // "sft" | "proposer" | "coder" | "rft" | "eval"
   int round = 0, step = 0;  // step: 1-based within the round (coder); 0 otherwise
   int global_step = 0;      // steps of its kind before this one, all rounds (seeds its sampling)
 };

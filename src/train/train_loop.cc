@@ -38,6 +38,7 @@ bool RunUnit(UnitContext& ctx, const Unit& u, const RunDir& dir, UnitResult* res
   if (u.kind == "sft") return RunSft(ctx, u, res, err, terr);
   if (u.kind == "coder") return RunCoderStep(ctx, u, unit_dir, res, err, terr);
   if (u.kind == "proposer") return RunProposerStep(ctx, *ctx.proposer, u, unit_dir, res, err, terr);
+  if (u.kind == "rft") return RunRft(ctx, u, unit_dir, res, err, terr);
   return RunEval(ctx, u, unit_dir, res, err, terr);
 }
 

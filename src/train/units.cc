@@ -6,6 +6,7 @@
 #include "rewards/ca_grpo.h"
 #include "train/refine_rollout.h"
 #include "train/mix.h"
+#include "train/rft_data.h"
 #include "util/fs.h"
 #include "util/log.h"
 
@@ -63,13 +64,14 @@ std::vector<size_t> StepTasks(size_t pool, int k, int global_step, uint64_t seed
   return out;
 }
 
-bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, TrainerError* terr) {
+namespace {
+// `epochs` passes over `data` in [sft] batches at [sft] lr; the metrics of an SFT unit.
+bool SftOn(UnitContext& ctx, const Unit& u, const std::vector<SftSample>& data, int epochs, UnitResult* out,
+           std::string* err, TrainerError* terr) {
   const RunConfig& c = *ctx.config;
-  std::vector<SftSample> data;
-  if (!ReadSft(c.sft_data, &data, err)) return false;
   std::vector<double> losses;
   int64_t tokens = 0;
-  for (int e = 0; e < c.sft_epochs; ++e)
+  for (int e = 0; e < epochs; ++e)
     for (size_t at = 0; at < data.size(); at += size_t(c.sft_batch)) {
       SftRequest req;
       req.samples.assign(data.begin() + long(at), data.begin() + long(std::min(data.size(), at + size_t(c.sft_batch))));
@@ -82,10 +84,44 @@ bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, 
       util::LogInfo("train: sft epoch " + std::to_string(e + 1) + " batch " + std::to_string(at / size_t(c.sft_batch) + 1) +
                     ": loss " + std::to_string(r.loss));
     }
-  out->metrics = {{"unit", u.id}, {"kind", "sft"}, {"records", data.size()}, {"epochs", c.sft_epochs},
+  out->metrics = {{"unit", u.id}, {"kind", u.kind}, {"records", data.size()}, {"epochs", epochs},
                   {"steps", losses.size()}, {"loss_first", losses.front()}, {"loss_last", losses.back()},
                   {"loss_mean", Mean(losses)}, {"tokens", tokens}};
   out->trained = true;
+  return true;
+}
+}  // namespace
+
+bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, TrainerError* terr) {
+  std::vector<SftSample> data;
+  if (!ReadSft(ctx.config->sft_data, &data, err)) return false;
+  return SftOn(ctx, u, data, ctx.config->sft_epochs, out, err, terr);
+}
+
+bool RunRft(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
+            TrainerError* terr) {
+  const RunConfig& c = *ctx.config;
+  RftDataOptions o;
+  o.runs = {ctx.run_dir};
+  o.out = unit_dir + "/sft.jsonl";
+  o.per_task = size_t(c.rft_per_task);
+  o.prompt_template = ctx.prompt_template;
+  o.backend = c.backend;
+  o.allow_no_verdicts = true;  // no sample had code yet: nothing to fine-tune on, not an error
+  RftDataReport r;
+  if (!BuildRftData(o, &r, err)) return false;
+  json counts = {{"correct", r.correct}, {"duplicates", r.duplicates}, {"over_cap", r.over_cap},
+                 {"untrusted", r.unreadable}, {"rft_tasks", r.tasks}};
+  if (r.written == 0) {
+    out->metrics = {{"unit", u.id}, {"kind", "rft"}, {"round", u.round}, {"records", 0},
+                    {"skipped", "no verified-correct sample yet: nothing to fine-tune on"}};
+    out->metrics.update(counts);
+    return true;
+  }
+  std::vector<SftSample> data;
+  if (!ReadSft(o.out, &data, err) || !SftOn(ctx, u, data, c.rft_epochs, out, err, terr)) return false;
+  out->metrics["round"] = u.round;
+  out->metrics.update(counts);
   return true;
 }
 

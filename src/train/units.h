@@ -40,6 +40,10 @@ bool RunSft(UnitContext& ctx, const Unit& u, UnitResult* out, std::string* err, 
 // trains nothing and says why.
 bool RunCoderStep(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
                   TrainerError* terr);
+// [rft] between rounds: kz train rft's diverse set of the run's verified-correct samples so
+// far (<unit>/sft.jsonl), then [rft] epochs of SFT on it; skipped (and said) when there is none.
+bool RunRft(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitResult* out, std::string* err,
+            TrainerError* terr);
 // Held-out evaluation: one greedy sample per task; pass@1 and fast_1@1 (correct and faster
 // than the reference), and each task's outcome (metrics "outcomes": [task, correct, fast]).
 // With [eval] turns > 1, failing tasks are refined with the verifier's feedback: pass@1 stays

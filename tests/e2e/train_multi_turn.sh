@@ -41,6 +41,8 @@ turns = 2
 capacity = 2
 per_step = 1
 samples = 2
+[rft]
+per_task = 2
 [verify]
 cpu = true
 timeout = 120
@@ -114,6 +116,20 @@ assert r3["retry"]["recovered"] == 1 and r3["retry"]["yield"] == 1.0, r3["retry"
 b = json.load(open(run + "/retry_buffer.json"))
 assert b["format"] == "kz.retry_buffer/1" and b["retries"] == {"teach_0000_elementwise": 1}, b
 PY
+python3 - "$TMP/run" <<'PY' && { PASSES=$((PASSES + 1)); echo "ok   rft between rounds: the repaired kernel fine-tuned on, once"; } || { FAILS=$((FAILS + 1)); echo "FAIL rft unit"; }
+import json, sys
+run = sys.argv[1]
+m = {}
+for l in open(run + "/metrics.jsonl"):
+    r = json.loads(l); m[r["unit"]] = r
+r1 = m["r1.rft"]
+assert r1["kind"] == "rft" and r1["records"] == 1 and r1["steps"] == 1 and r1["loss_first"] == r1["loss_first"], r1
+r3 = m["r3.rft"]
+assert r3["records"] == 1 and r3["duplicates"] == 1, r3  # the retry's correct kernel is the same one
+recs = [json.loads(l) for l in open(run + "/rollouts/r1.rft/sft.jsonl")]
+assert len(recs) == 1 and recs[0]["task"] == "teach_0000_elementwise", recs
+assert json.load(open(run + "/state.json"))["checkpoint"].endswith("/ckpt/r3.rft"), "the last rft trained last"
+PY
 python3 - "$TMP/run" <<'PY' && { PASSES=$((PASSES + 1)); echo "ok   evaluations refine: first and best turn, the conversation grows"; } || { FAILS=$((FAILS + 1)); echo "FAIL eval turns"; }
 import json, os, sys
 run = sys.argv[1]
@@ -130,7 +146,7 @@ p1, p2 = g1["prompt_ids"][0], g2["prompt_ids"][0]
 assert len(p2) > len(p1) and p2[:len(p1) - 1] == p1[:-1], (len(p1), len(p2))
 PY
 expect_exit 0 "run again: nothing to do" -- "$KZ" -q train --config "$TMP/run.toml" --out "$TMP/run"
-err_contains "says all done" "7 units, 7 done before"
+err_contains "says all done" "10 units, 10 done before"
 expect_exit 0 "kz train report on a multi-turn run" -- "$KZ" -q train report "$TMP/run"
 python3 - "$TMP/run/report" <<'PY' && { PASSES=$((PASSES + 1)); echo "ok   report: the stabilisers' table and plot"; } || { FAILS=$((FAILS + 1)); echo "FAIL report"; }
 import sys
@@ -186,7 +202,8 @@ expect_exit 2 "compare with a directory that is no run" -- "$KZ" -q train compar
 err_contains "says which" "has no metrics.jsonl"
 
 # MirrorPop: the planted samples' log-probabilities are not the policy's: all filtered.
-sed -e 's/rounds = 3/rounds = 1/' -e '/^\[eval\]/,$d' -e '/^\[retry\]/,/^samples = 2/d' "$TMP/run.toml" >"$TMP/pop.toml"
+sed -e 's/rounds = 3/rounds = 1/' -e '/^\[eval\]/,$d' -e '/^\[retry\]/,/^samples = 2/d' -e '/^\[rft\]/,/^per_task = 2/d' \
+  "$TMP/run.toml" >"$TMP/pop.toml"
 printf '[mirror_pop]\nenabled = true\n' >>"$TMP/pop.toml"
 plant_round1 "$TMP/pop"
 expect_exit 0 "a MirrorPop run" -- "$KZ" -q train --config "$TMP/pop.toml" --out "$TMP/pop"

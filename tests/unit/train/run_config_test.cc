@@ -100,6 +100,22 @@ TEST(ScheduleTest, UnitsInOrderWithGlobalSteps) {
   EXPECT_EQ(Schedule(c).size(), 4u);
 }
 
+TEST(ScheduleTest, RftFollowsEachRoundsCoderStepsBeforeItsEvaluation) {
+  RunConfig c;
+  c.rounds = 2;
+  c.steps_per_round = 1;
+  c.eval_tasks = "held";
+  c.rft_per_task = 4;
+  std::vector<std::string> ids;
+  for (const auto& u : Schedule(c)) ids.push_back(u.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"r0.eval", "r1.coder.1", "r1.rft", "r1.eval", "r2.coder.1", "r2.rft",
+                                           "r2.eval"}));
+  c.steps_per_round = 0;  // no Coder steps: no samples to fine-tune on
+  ids.clear();
+  for (const auto& u : Schedule(c)) ids.push_back(u.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"r0.eval", "r1.eval", "r2.eval"}));
+}
+
 TEST(ScheduleTest, TheProposerPhaseComesBeforeEachRoundsCoderPhase) {
   RunConfig c;
   c.rounds = 2;
