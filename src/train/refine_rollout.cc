@@ -21,9 +21,14 @@ bool RefineRollout(TrainerBackend& backend, const VerifyFn& verify, const std::v
     return std::tie(a.task, a.sample) < std::tie(b.task, b.sample);
   });
   stats->open_per_turn.push_back(int(out->size()));
-  std::vector<std::string> task_prompts(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i)
-    if (!RenderCoderPrompt(tasks[i], o.base, &task_prompts[i], err)) return false;
+  // Each trajectory's conversation so far, extended by one reply and its feedback per turn
+  // (so every omission and cut is made, and counted, once).
+  std::vector<std::vector<generate::Message>> convs(out->size());
+  for (size_t i = 0; i < out->size(); ++i) {
+    std::string prompt;
+    if (!RenderCoderPrompt(tasks.at((*out)[i].task), o.base, &prompt, err)) return false;
+    convs[i] = {{"user", std::move(prompt)}};
+  }
   for (int turn = 2; turn <= o.turns; ++turn) {
     std::vector<size_t> open;
     for (size_t i = 0; i < out->size(); ++i)
@@ -33,13 +38,13 @@ bool RefineRollout(TrainerBackend& backend, const VerifyFn& verify, const std::v
     std::vector<std::pair<size_t, int>> owners;
     for (size_t i : open) {
       const Trajectory& t = (*out)[i];
-      std::vector<generate::TurnRecord> history;
-      for (const auto& s : t.turns) history.push_back({s.reply, s.verdict});
-      generate::Conversation c = generate::BuildConversation(task_prompts[t.task], history, o.prompt);
+      generate::Conversation c =
+          generate::ExtendConversation(std::move(convs[i]), t.turns.back().reply, t.turns.back().verdict, o.prompt);
       stats->omitted_replies += c.omitted_replies;
       stats->feedback_cut += c.feedback_cut;
+      convs[i] = std::move(c.messages);
       std::vector<ChatMessage> messages;
-      for (auto& m : c.messages) messages.push_back({std::move(m.role), std::move(m.content)});
+      for (const auto& m : convs[i]) messages.push_back({m.role, m.content});
       req.conversations.push_back(std::move(messages));
       owners.emplace_back(t.task, t.sample);
     }
