@@ -28,9 +28,10 @@ JOBS=${JOBS:-4} CONCURRENCY=${CONCURRENCY:-1}
 PSTEPS=${PSTEPS:-0} PSETS=${PSETS:-8} PSAMPLES=${PSAMPLES:-4} PCODER=${PCODER:-4} FREEZE=${FREEZE:-0}
 # Issue 22's options (docs/training.md, "Multi-turn refinement"): TURNS ([multi_turn] turns, 1),
 # EVAL_TURNS ([eval] turns, 1), RETRY ([retry] capacity, 0: off), MIRROR ([mirror_pop] enabled,
-# false), BUDGET_S ([coder] budget_s, 0: none), NO_EVAL=1 (no [eval]: an SFT-only base run).
+# false), BUDGET_S ([coder] budget_s, 0: none), NO_EVAL=1 (no [eval]: an SFT-only base run),
+# EVAL_BASELINE ([eval] baseline, true: r0.eval; false for runs that share another's).
 TURNS=${TURNS:-1} EVAL_TURNS=${EVAL_TURNS:-1} RETRY=${RETRY:-0} MIRROR=${MIRROR:-false} BUDGET_S=${BUDGET_S:-0}
-NO_EVAL=${NO_EVAL:-0}
+NO_EVAL=${NO_EVAL:-0} EVAL_BASELINE=${EVAL_BASELINE:-true}
 CPU=() VCPU=false
 [[ ${1:-} == --cpu ]] && CPU=(--cpu) VCPU=true
 [[ -f $MODEL ]] || { echo "miniature: no model at $MODEL (scripts/setup.sh extracts it)"; exit 2; }
@@ -104,7 +105,8 @@ timeout = 120
 jobs = $JOBS
 concurrency = $CONCURRENCY
 TOML
-[[ $NO_EVAL == 1 ]] || printf '[eval]\ntasks = "held/tasks"\nmax_new_tokens = %s\nturns = %s\n' "$TOKENS" "$EVAL_TURNS" >>"$RUN/run.toml"
+[[ $NO_EVAL == 1 ]] || printf '[eval]\ntasks = "held/tasks"\nmax_new_tokens = %s\nturns = %s\nbaseline = %s\n' "$TOKENS" \
+  "$EVAL_TURNS" "$EVAL_BASELINE" >>"$RUN/run.toml"
 # FROM_CKPT: start from that checkpoint (e.g. bench/train/multi_turn.sh's SFT-only base run):
 # it becomes [model] path and the [sft] table goes.
 if [[ -n ${FROM_CKPT:-} ]]; then

@@ -9,13 +9,18 @@
 # Usage: bench/train/multi_turn.sh [--cpu]
 # Env: RUN (/tmp/kz-mt), VARIANTS ("single multi": also "retry", "mirror", "all"), BUDGET_S
 #      (Coder seconds per run, 600), TURNS (2), EVAL_TURNS (2), ROUNDS (2), STEPS (steps per
-#      round: the budget stops them first, 8), RETRY_CAPACITY (16); the rest as miniature.sh
-#      (PAIRS, POOL, HELD, TPS, SPT, TOKENS, SFT_LR, EPOCHS, CODER_LR, JOBS, CONCURRENCY, ...).
+#      round: the budget stops them first, 8), RETRY_CAPACITY (16), CONCURRENCY (samples verified
+#      at once on the GPU, 8: at 1, verification was ~90 % of a step's wall time in session 15);
+#      the rest as miniature.sh (PAIRS, POOL, HELD, TPS, SPT, TOKENS, SFT_LR, EPOCHS, CODER_LR, JOBS).
+# Only `single` evaluates the shared SFT checkpoint (r0.eval); the other variants skip theirs
+# ([eval] baseline = false): the comparison pairs the final evaluations.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 KZ=${KZ:-build/bin/kz} RUN=${RUN:-/tmp/kz-mt} VARIANTS=${VARIANTS:-single multi} BUDGET_S=${BUDGET_S:-600}
 TURNS=${TURNS:-2} EVAL_TURNS=${EVAL_TURNS:-2} ROUNDS=${ROUNDS:-2} STEPS=${STEPS:-8} RETRY_CAPACITY=${RETRY_CAPACITY:-16}
-export KZ
+CONCURRENCY=${CONCURRENCY:-8}
+[[ ${1:-} == --cpu ]] && CONCURRENCY=1
+export KZ CONCURRENCY
 mkdir -p "$RUN" || exit 2
 RUN=$(realpath "$RUN")
 t0=$(date +%s)
@@ -41,7 +46,9 @@ for v in single $VARIANTS; do
   [[ -e $RUN/$v.done ]] && continue
   opts=$(variant_env "$v") || exit 2
   stamp "variant $v ($opts), Coder budget $BUDGET_S s"
-  env $opts FROM_CKPT="$CKPT" RUN="$RUN/$v" ROUNDS="$ROUNDS" STEPS="$STEPS" BUDGET_S="$BUDGET_S" EVAL_TURNS="$EVAL_TURNS" \
+  baseline=false
+  [[ $v == single ]] && baseline=true
+  env $opts EVAL_BASELINE=$baseline FROM_CKPT="$CKPT" RUN="$RUN/$v" ROUNDS="$ROUNDS" STEPS="$STEPS" BUDGET_S="$BUDGET_S" EVAL_TURNS="$EVAL_TURNS" \
     bench/train/miniature.sh "$@" >"$RUN/$v.log" 2>&1
   r=$?
   [[ $r == 0 ]] && touch "$RUN/$v.done" || { rc=$r; echo "multi_turn: variant $v exited $r (see $RUN/$v.log; rerun to resume)"; }

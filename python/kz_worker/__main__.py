@@ -19,7 +19,7 @@ from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
 
 OPS = ("extract", "build", "run", "screen", "baseline", "task_check", "footprint", "module_scan",
-       "validate")
+       "validate", "calibrate")
 
 
 def _protocol_error(message: str) -> dict:
@@ -54,6 +54,9 @@ def handle(request: dict, channel: Channel) -> dict:
         if op == "baseline":
             from .baseline import baseline_op
             return baseline_op(request, channel)
+        if op == "calibrate":
+            from .calibrate import calibrate_op
+            return calibrate_op(request)
         if op == "footprint":
             from .footprint_op import footprint_op
             return footprint_op(request)

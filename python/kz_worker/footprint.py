@@ -35,7 +35,11 @@ Return value (JSON-serialisable; `version` 1):
      "params":  GROUP | None,       # parameters + buffers of Model(*get_init_inputs())
      "outputs": GROUP | None,       # the forward's result, flattened
      "total_bytes": int | None,     # inputs + params + outputs; None unless all three known
-     "known_bytes": int}            # the sum over the groups that are known (a lower bound)
+     "known_bytes": int,            # the sum over the groups that are known (a lower bound)
+     "flops": int | None,           # the forward's FLOPs by torch's FlopCounterMode (matmul,
+                                    # conv, attention families: elementwise work counts 0, so
+                                    # an intensity from it is a lower bound); None: not run
+     "flops_by_op": {"aten.mm": int, ...}}   # version 2 added the two flops fields
 
     GROUP = {"count": int,          # tensors
              "non_tensors": int,    # other leaves (ints, floats, None)
@@ -59,7 +63,7 @@ import time
 import torch
 from torch.overrides import TorchFunctionMode
 
-VERSION = 1
+VERSION = 2
 MAX_LISTED = 64  # tensor entries listed per group; the totals always cover every tensor
 STAGES = ("get_init_inputs", "Model constructor", "get_inputs", "forward")
 
@@ -216,8 +220,17 @@ class _StageError(Exception):
         self.stage, self.exc = stage, exc
 
 
-def _attempt(task, context, groups: dict) -> None:
-    """Run the four stages under `context`, filling `groups`; raises (stage, exc)."""
+def _flop_counter():
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+    except ImportError:  # an older torch: no FLOPs, nothing else lost
+        return contextlib.nullcontext(None)
+    return FlopCounterMode(display=False)
+
+
+def _attempt(task, context, groups: dict, flops: dict) -> None:
+    """Run the four stages under `context`, filling `groups` (and `flops` from the forward);
+    raises (stage, exc)."""
     stage = STAGES[0]
     try:
         with context, torch.no_grad():
@@ -229,7 +242,12 @@ def _attempt(task, context, groups: dict) -> None:
             inputs = task.get_inputs()
             groups["inputs"] = leaves_group(inputs)
             stage = STAGES[3]
-            groups["outputs"] = leaves_group(model(*list(inputs)))
+            with _flop_counter() as counter:
+                out = model(*list(inputs))
+            groups["outputs"] = leaves_group(out)
+            if counter is not None:
+                flops["flops"] = int(counter.get_total_flops())
+                flops["flops_by_op"] = {str(k): int(v) for k, v in counter.get_flop_counts().get("Global", {}).items()}
     except BaseException as exc:  # task code may raise anything
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -257,12 +275,13 @@ def measure(task) -> dict:
     """The footprint of `task` (see the module docstring for the returned object)."""
     start = time.monotonic()
     attempts, best = [], {}
-    method = "unknown"
+    method, flops = "unknown", {"flops": None, "flops_by_op": {}}
     for name, make in (("meta", _meta_context), ("fake", _fake_context)):
         groups = {"inputs": None, "params": None, "outputs": None}
+        counted = {"flops": None, "flops_by_op": {}}
         try:
             with _rng_kept():
-                _attempt(task, make(), groups)
+                _attempt(task, make(), groups, counted)
         except _StageError as err:
             attempts.append({"method": name, "stage": err.stage, "error": _describe(err.exc)})
             if _known(groups) > _known(best):
@@ -271,7 +290,7 @@ def measure(task) -> dict:
         except Exception as exc:  # noqa: BLE001 - e.g. FakeTensorMode unavailable
             attempts.append({"method": name, "stage": "setup", "error": _describe(exc)})
             continue
-        method, best = name, groups
+        method, best, flops = name, groups, counted
         break
     best = {k: best.get(k) for k in ("inputs", "params", "outputs")}
     reason = None
@@ -281,7 +300,7 @@ def measure(task) -> dict:
     return {"version": VERSION, "method": method, "reason": reason, "attempts": attempts,
             "seconds": round(time.monotonic() - start, 6), **best,
             "total_bytes": _known_bytes(best) if complete else None,
-            "known_bytes": _known_bytes(best)}
+            "known_bytes": _known_bytes(best), **flops}
 
 
 # The up-front rule and the memory of real runs (used by task_check; no task code).

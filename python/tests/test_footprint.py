@@ -62,7 +62,8 @@ def simple(forward: str, inputs: str, init: str = "[]"):
 
 def test_elementwise_task_on_meta(tmp_path):
     fp = footprint.measure(task_of(tmp_path, ELEMENTWISE))
-    assert fp["version"] == 1 and fp["method"] == "meta" and fp["reason"] is None
+    assert fp["version"] == 2 and fp["method"] == "meta" and fp["reason"] is None
+    assert fp["flops"] == 0 and fp["flops_by_op"] == {}  # elementwise work is not counted
     assert fp["inputs"]["tensors"] == [{"index": 0, "shape": [16, 1024], "dtype": "float32",
                                         "numel": 16384, "bytes": 65536}]
     assert fp["outputs"]["bytes"] == 65536 and fp["outputs"]["count"] == 1
@@ -70,9 +71,19 @@ def test_elementwise_task_on_meta(tmp_path):
     json.dumps(fp, allow_nan=False)  # the protocol sends it as is
 
 
+def test_matmul_flops_counted_from_shapes(tmp_path):
+    body = ("class Model(nn.Module):\n    def forward(self, a, b):\n        return torch.relu(a @ b)\n\n"
+            "def get_inputs():\n    return [torch.randn(64, 128), torch.randn(128, 32)]\n\n"
+            "def get_init_inputs():\n    return []\n")
+    fp = footprint.measure(task_of(tmp_path, body))
+    assert fp["method"] == "meta"
+    assert fp["flops"] == 2 * 64 * 128 * 32 and fp["flops_by_op"] == {"aten.mm": 2 * 64 * 128 * 32}
+
+
 def test_conv_task_parameters_buffers_and_output_shape(tmp_path):
     fp = footprint.measure(task_of(tmp_path, CONV))
     assert fp["method"] == "meta"
+    assert fp["flops"] > 2 * 16 * 64 * 254 * 254 * 3 * 9 * 0.99  # the convolution's MACs x 2
     params = fp["params"]
     # conv weight 64x3x3x3 + bias 64; bn weight, bias (64 each); running mean/var (64 each,
     # fp32) and num_batches_tracked (one int64)

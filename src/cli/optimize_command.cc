@@ -15,6 +15,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/key_lock.h"
+#include "verify/calibrate.h"
 #include "verify/status.h"
 #include "verify/verifier.h"
 
@@ -204,13 +205,20 @@ class OptimizeCommandImpl : public OptimizeCommand {
     SandboxFlags sandbox = sandbox_;
     sandbox.mode = c_.sandbox;
     if (!ApplySandbox(sandbox, v.cache_dir, &w, err)) return false;
+    v.footprint = true;  // the roofline's cost (bytes, FLOPs); one CPU child per run
     auto gpus = c_.cpu ? std::vector<verify::Gpu>{} : verify::DetectGpus();
-    *out = [w, v, gpus](const verify::Sample& s, double timeout_s, double compile_s) {
+    std::shared_ptr<verify::RooflineAnnotator> roof;
+    if (!gpus.empty())
+      roof = std::make_shared<verify::RooflineAnnotator>(
+          w, v.cache_dir, gpus.front().index, [](const std::string& line) { std::cerr << "kz optimize: " << line << "\n"; });
+    *out = [w, v, gpus, roof](const verify::Sample& s, double timeout_s, double compile_s) {
       verify::VerifyOptions o = v;
       o.timeout_s = timeout_s;
       o.compile_timeout_s = compile_s;
       verify::Verifier verifier(w, o, gpus);
-      return verifier.VerifyAll({s}).at(0);
+      json verdict = verifier.VerifyAll({s}).at(0);
+      if (roof) roof->Annotate(&verdict);
+      return verdict;
     };
     return true;
   }

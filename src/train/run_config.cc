@@ -26,7 +26,7 @@ const std::map<std::string, std::set<std::string>>& Schema() {
                     "stats"}},
       {"rewards", {"alpha", "beta", "speedup_cap", "baseline"}},
       {"verify", {"cpu", "timeout", "jobs", "concurrency", "timing_ci"}},
-      {"eval", {"tasks", "max_new_tokens", "turns"}},
+      {"eval", {"tasks", "max_new_tokens", "turns", "baseline"}},
       {"multi_turn", {"turns", "stop_on_correct", "feedback_chars", "context_chars", "gamma", "eta", "prime_echo"}},
       {"retry", {"capacity", "max_retries", "per_step", "samples"}},
       {"mirror_pop", {"enabled", "seq_ratio_bound", "token_veto"}},
@@ -140,6 +140,7 @@ bool ReadStabilisers(Reader& r, RunConfig* c) {
             r.Bool("mirror_pop", "enabled", &c->mirror_pop.enabled) &&
             r.Double("mirror_pop", "seq_ratio_bound", &b.seq_ratio_bound, 1, 1e6) &&
             r.Double("mirror_pop", "token_veto", &b.token_veto, 1, 1e9) && r.Int("eval", "turns", &c->eval_turns, 1, 8) &&
+            r.Bool("eval", "baseline", &c->eval_baseline) &&
             r.Int("rft", "per_task", &c->rft_per_task, 0, 10000) && r.Int("rft", "epochs", &c->rft_epochs, 1, 100);
   if (!ok) return false;
   m.returns.baseline = c->rewards.baseline;

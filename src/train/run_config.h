@@ -89,6 +89,7 @@ struct RunConfig {
   std::string eval_tasks;
   int eval_max_new_tokens = 512;
   int eval_turns = 1;              // > 1: refinement at evaluation too (first- and best-turn pass@1)
+  bool eval_baseline = true;       // r0.eval: the model RL starts from (off: runs that share one)
 };
 
 // Parses TOML text; false with *err naming the table and key at fault (unknown keys, wrong

@@ -6,7 +6,7 @@ std::vector<Unit> Schedule(const RunConfig& c) {
   std::vector<Unit> units;
   if (!c.sft_data.empty()) units.push_back({"sft", "sft", 0, 0, 0});
   int global = 0, proposer_global = 0;
-  if (!c.eval_tasks.empty() && c.rounds > 0) units.push_back({"r0.eval", "eval", 0, 0, 0});  // the model RL starts from
+  if (!c.eval_tasks.empty() && c.eval_baseline && c.rounds > 0) units.push_back({"r0.eval", "eval", 0, 0, 0});  // the model RL starts from
   for (int r = 1; r <= c.rounds; ++r) {
     for (int s = 1; s <= c.proposer.steps_per_round; ++s)
       units.push_back({"r" + std::to_string(r) + ".proposer." + std::to_string(s), "proposer", r, s, proposer_global++});

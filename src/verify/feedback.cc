@@ -16,6 +16,17 @@ std::string Fmt(const char* f, double v) {
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
+// "roofline: memory-bound: 2.10 TB/s of 4.02 TB/s measured copy bandwidth (52 %); ...".
+std::string RooflineLine(const json& r) {
+  bool memory = Str(r, "bound") == "memory";
+  std::string attained = memory ? Fmt("%.3g", Num(r, "attained_gbps") / 1e3) + " TB/s of " +
+                                      Fmt("%.3g", Num(r, "ceiling_gbps") / 1e3) + " TB/s measured copy bandwidth"
+                                : Fmt("%.3g", Num(r, "attained_tflops")) + " TFLOP/s of " +
+                                      Fmt("%.3g", Num(r, "ceiling_tflops")) + " TFLOP/s measured matmul rate";
+  return "roofline: " + Str(r, "bound") + "-bound: " + attained + " (" + Fmt("%.0f", 100 * Num(r, "fraction_of_ceiling")) +
+         " %); intensity " + Fmt("%.3g", Num(r, "intensity_flop_per_byte")) + " FLOP/B, ridge " +
+         Fmt("%.3g", Num(r, "ridge_flop_per_byte")) + "\n";
+}
 }  // namespace
 
 SpeedupFacts ReadSpeedup(const json& verdict) {
@@ -66,7 +77,7 @@ std::string Diagnose(const json& verdict, size_t max_chars) {
            Fmt("%.2f", Num(r, "median_us")) + " us, speedup " + Fmt("%.3f", s.median) + " [" + Fmt("%.3f", s.lo) +
            ", " + Fmt("%.3f", s.hi) + "]\n";
     const json& roof = t.contains("roofline") ? t["roofline"] : json();
-    if (roof.is_object()) out += "roofline: " + roof.dump() + "\n";
+    if (roof.is_object()) out += RooflineLine(roof);
   }
   const json& calls = At(verdict, {"stages", "trace", "calls"});
   const json& kernels = calls.is_array() && !calls.empty() ? At(calls[0], {"kernels"}) : calls;

@@ -1,5 +1,6 @@
 #include "verify/footprint.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kz::verify {
@@ -37,6 +38,13 @@ json FootprintSummary(const json* r, const std::string& failure) {
               {"complete", budget.value("complete", false)},
               {"seconds", fp.value("seconds", json(nullptr))}};
   if (fp.contains("reason") && fp["reason"].is_string()) out["reason"] = fp["reason"];
+  if (fp.contains("flops") && fp["flops"].is_number()) out["flops"] = fp["flops"];
+  json dtypes = json::array();
+  for (const char* g : {"inputs", "params"})
+    if (fp.contains(g) && fp[g].is_object() && fp[g].contains("dtypes") && fp[g]["dtypes"].is_object())
+      for (const auto& [name, bytes] : fp[g]["dtypes"].items())
+        if (std::find(dtypes.begin(), dtypes.end(), name) == dtypes.end()) dtypes.push_back(name);
+  out["dtypes"] = dtypes;
   return out;
 }
 

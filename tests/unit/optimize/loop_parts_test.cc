@@ -53,6 +53,24 @@ TEST(DiagnosticsTest, MismatchTimingAndTraceAreStated) {
   EXPECT_NE(t.find("relu_kernel (candidate) x2, 3.5 us, stream 7"), std::string::npos) << t;
 }
 
+TEST(DiagnosticsTest, TheRooflinePlacesTheCellAndIsStated) {
+  json v = TimedVerdict(1.2, 1.1, 1.3);
+  v["stages"]["timing"]["roofline"] = {{"bound", "memory"}, {"attained_gbps", 2000.0}, {"ceiling_gbps", 4000.0},
+                                       {"fraction_of_ceiling", 0.5}, {"intensity_flop_per_byte", 0.0},
+                                       {"ridge_flop_per_byte", 12.5}, {"attained_tflops", 0.0}, {"ceiling_tflops", 50.0}};
+  EXPECT_EQ(BehaviourCell("__global__ void k() {}", v)[2], 1);
+  std::string d = Diagnose(v);
+  EXPECT_NE(d.find("roofline: memory-bound: 2 TB/s of 4 TB/s measured copy bandwidth (50 %); intensity 0 FLOP/B, "
+                   "ridge 12.5"),
+            std::string::npos)
+      << d;
+  v["stages"]["timing"]["roofline"]["bound"] = "compute";
+  v["stages"]["timing"]["roofline"]["attained_tflops"] = 27.5;
+  v["stages"]["timing"]["roofline"]["fraction_of_ceiling"] = 0.55;
+  EXPECT_EQ(BehaviourCell("", v)[2], 2);
+  EXPECT_NE(Diagnose(v).find("compute-bound: 27.5 TFLOP/s of 50 TFLOP/s measured matmul rate (55 %)"), std::string::npos);
+}
+
 TEST(DiagnosticsTest, LongFactsAreCutAtALineAndMarked) {
   json v = {{"status", "compile_error"}, {"reason", "r"}, {"error", {{"kind", "compile"}, {"message", std::string(5000, 'e')}}}};
   std::string d = Diagnose(v, 300);

@@ -52,6 +52,10 @@ TEST(RunConfigTest, DefaultsAndValuesAreRead) {
   c = Parse("[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\ntiming_ci = 0.02\n", &err);
   ASSERT_EQ(err, "");
   EXPECT_DOUBLE_EQ(c.verify_timing_ci, 0.02);
+  EXPECT_TRUE(c.eval_baseline) << "r0.eval by default";
+  c = Parse("[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[eval]\ntasks = \"h\"\nbaseline = false\n", &err);
+  ASSERT_EQ(err, "");
+  EXPECT_FALSE(c.eval_baseline);
 }
 
 TEST(RunConfigTest, EveryFaultIsNamed) {
@@ -69,6 +73,7 @@ TEST(RunConfigTest, EveryFaultIsNamed) {
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\nlr = 2.0\n", "[coder] lr = 2"},
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\nconcurrency = 0\n", "[verify] concurrency = 0 is out of range"},
       {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[verify]\ntiming_ci = 0.9\n", "[verify] timing_ci = 0.9 is out of range"},
+      {"[model]\npath = \"m\"\n[coder]\ntasks = \"t\"\n[eval]\nbaseline = 0\n", "[eval] baseline must be true or false"},
       {"[model\n", "not valid TOML"},
       {"model = 3\n", "[model] must be a table"},
   };
@@ -114,6 +119,10 @@ TEST(ScheduleTest, RftFollowsEachRoundsCoderStepsBeforeItsEvaluation) {
   ids.clear();
   for (const auto& u : Schedule(c)) ids.push_back(u.id);
   EXPECT_EQ(ids, (std::vector<std::string>{"r0.eval", "r1.eval", "r2.eval"}));
+  c.eval_baseline = false;  // [eval] baseline = false: runs that share one baseline skip theirs
+  ids.clear();
+  for (const auto& u : Schedule(c)) ids.push_back(u.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"r1.eval", "r2.eval"}));
 }
 
 TEST(ScheduleTest, TheProposerPhaseComesBeforeEachRoundsCoderPhase) {
