@@ -63,13 +63,17 @@ def _matmul_tflops(n: int, dtype, device: torch.device) -> float:
     return 2.0 * n ** 3 / seconds / 1e12
 
 
-def measure(device: torch.device, copy_bytes: int, matmul_n: int) -> dict:
-    start = time.monotonic()
+def _copy_gbps(copy_bytes: int, device: torch.device) -> float:
+    """Bytes read + written per second / 1e9 (the buffers are freed on return)."""
     src = torch.empty(copy_bytes, dtype=torch.uint8, device=device)
     src.random_(0, 256)
     dst = torch.empty_like(src)
-    copy_s = _timed(lambda: dst.copy_(src), device)
-    del src, dst
+    return 2.0 * copy_bytes / _timed(lambda: dst.copy_(src), device) / 1e9
+
+
+def measure(device: torch.device, copy_bytes: int, matmul_n: int) -> dict:
+    start = time.monotonic()
+    copy_gbps = _copy_gbps(copy_bytes, device)
     info = {"kind": device.type, "torch": torch.__version__, "cuda": torch.version.cuda}
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -77,7 +81,7 @@ def measure(device: torch.device, copy_bytes: int, matmul_n: int) -> dict:
         info.update(name=torch.cuda.get_device_name(device), capability=f"{major}.{minor}")
     fp32 = _matmul_tflops(matmul_n, torch.float32, device)
     bf16 = _matmul_tflops(matmul_n, torch.bfloat16, device)
-    return {"version": 1, "device": info, "copy_gbps": 2.0 * copy_bytes / copy_s / 1e9,
+    return {"version": 1, "device": info, "copy_gbps": copy_gbps,
             "fp32_tflops": fp32, "bf16_tflops": bf16, "copy_bytes": copy_bytes, "matmul_n": matmul_n,
             "reps": REPS, "method": "median of timed repetitions after warm-up; copy counts read + write",
             "seconds": round(time.monotonic() - start, 3)}
