@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "bench/suite.h"
+#include "cli/optimize_remote.h"
 #include "cli/sandbox_flags.h"
 #include "generate/openai_endpoint.h"
 #include "generate/prompt.h"
@@ -53,6 +54,9 @@ class OptimizeCommandImpl : public OptimizeCommand {
     c->add_option("--timeout", c_.verify_timeout_s, "A verification's wall limit, s (default 120)")->check(CLI::PositiveNumber);
     c->add_option("--timing-ci", timing_ci_, "Adaptive timing's relative interval half-width (default 0.02)")->check(CLI::NonNegativeNumber);
     c->add_flag("--cpu", cpu_, "Verify on the CPU (references on the CPU, Triton interpreted; no timing)");
+    c->add_option("--server", server_,
+                  "Verify through the kz serve at this URL (e.g. http://127.0.0.1:8000) instead of in process; "
+                  "not kept in run.json: give it again with --resume");
     AddSandboxOptions(c, &sandbox_, "best-effort");
   }
 
@@ -180,6 +184,7 @@ class OptimizeCommandImpl : public OptimizeCommand {
   }
 
   bool MakeVerify(optimize::VerifyOne* out, std::string* err) {
+    if (!server_.empty() && replay_.empty()) return MakeRemoteVerify(server_, c_.timing_ci, out, err);
     if (!replay_.empty()) {  // the source run's verdicts by code hash; the task check by its file
       auto verdicts = std::make_shared<std::map<std::string, json>>(optimize::RunStore(replay_).LoadVerdicts());
       std::string src = replay_;
@@ -268,6 +273,7 @@ class OptimizeCommandImpl : public OptimizeCommand {
   optimize::OptimizeConfig c_ = Defaults();
   double timing_ci_ = 0.02;
   bool cpu_ = false;
+  std::string server_;  // --server: kz serve's URL
   SandboxFlags sandbox_;
 
   static optimize::OptimizeConfig Defaults() {

@@ -63,7 +63,10 @@ bool ParseVerifyJson(const json& j, VerifyRequest* out, std::string* err) {
     out->options = j["options"];
   }
   verify::VerifyOptions probe;
-  return verify::ApplyJobOptions(out->options, &probe, err);
+  if (!verify::ApplyJobOptions(out->options, &probe, err)) return false;
+  if (out->options.value("self_check", false) && out->candidate != out->task)
+    return *err = "option 'self_check' verifies the task against itself: the candidate must be the task's source", false;
+  return true;
 }
 
 std::string JobKey(const VerifyRequest& r, const std::string& server_fingerprint) {

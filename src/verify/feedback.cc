@@ -23,8 +23,9 @@ std::string RooflineLine(const json& r) {
                                       Fmt("%.3g", Num(r, "ceiling_gbps") / 1e3) + " TB/s measured copy bandwidth"
                                 : Fmt("%.3g", Num(r, "attained_tflops")) + " TFLOP/s of " +
                                       Fmt("%.3g", Num(r, "ceiling_tflops")) + " TFLOP/s measured matmul rate";
-  return "roofline: " + Str(r, "bound") + "-bound: " + attained + " (" + Fmt("%.0f", 100 * Num(r, "fraction_of_ceiling")) +
-         " %); intensity " + Fmt("%.3g", Num(r, "intensity_flop_per_byte")) + " FLOP/B, ridge " +
+  return "roofline: " + Str(r, "bound") + "-bound: " + attained + " (" +
+         Fmt("%.0f", 100 * Num(r, "fraction_of_ceiling")) + " %); intensity " +
+         Fmt("%.3g", Num(r, "intensity_flop_per_byte")) + " FLOP/B, ridge " +
          Fmt("%.3g", Num(r, "ridge_flop_per_byte")) + "\n";
 }
 }  // namespace

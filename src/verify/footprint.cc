@@ -21,8 +21,7 @@ std::string Gib(uint64_t bytes) {
 }  // namespace
 
 json FootprintSummary(const json* r, const std::string& failure) {
-  if (!r || !r->is_object() || !r->value("ok", false) || !r->contains("footprint") ||
-      !(*r)["footprint"].is_object()) {
+  if (!r || !r->is_object() || !r->value("ok", false) || !r->contains("footprint") || !(*r)["footprint"].is_object()) {
     std::string why = failure;
     if (r && r->is_object() && r->contains("error") && (*r)["error"].is_object())
       why = (*r)["error"].value("message", why);
@@ -53,10 +52,9 @@ std::optional<std::string> FootprintRefusal(const json& s, uint64_t limit_bytes,
     return std::nullopt;
   uint64_t need = s["need_bytes"].get<uint64_t>();
   if (need <= limit_bytes) return std::nullopt;
-  return "task: needs " + Gib(need) + " to verify (3 × (inputs " + Gib(s.value("inputs_bytes", 0ull)) +
-         " + outputs " + Gib(s.value("outputs_bytes", 0ull)) + ") + 2 × params " +
-         Gib(s.value("params_bytes", 0ull)) + ", from its meta-device footprint); " + where + " has " +
-         Gib(limit_bytes);
+  return "task: needs " + Gib(need) + " to verify (3 × (inputs " + Gib(s.value("inputs_bytes", 0ull)) + " + outputs " +
+         Gib(s.value("outputs_bytes", 0ull)) + ") + 2 × params " + Gib(s.value("params_bytes", 0ull)) +
+         ", from its meta-device footprint); " + where + " has " + Gib(limit_bytes);
 }
 
 std::optional<json> FootprintCache::Find(const std::string& task_xxh) const {

@@ -37,6 +37,8 @@ bool ApplyJobOptions(const json& options, verify::VerifyOptions* o, std::string*
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 0.5)
         return *err = "option 'timing_ci' must be a number in 0..0.5 (0: the fixed timing rule)", false;
       o->timing_ci_rel = v.get<double>();
+    } else if (k == "self_check") {  // a property of the sample: PrepareJob reads it
+      if (!v.is_boolean()) return *err = "option 'self_check' must be a boolean", false;
     } else if (k == "min_candidate_share") {
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
         return *err = "option 'min_candidate_share' must be a number in 0..1", false;
@@ -60,6 +62,12 @@ bool PrepareJob(const JobSources& job, const VerifyOptions& base, const std::str
       !util::WriteFileAtomic(dir + "/candidate.py", job.candidate, err))
     return false;
   out->samples = {{dir + "/task.py", dir + "/candidate.py", job.backend, std::nullopt, job.id}};
+  if (options.value("self_check", false)) {  // the task against itself: the candidate must be it
+    if (job.candidate != job.task)
+      return *err = "option 'self_check' verifies the task against itself: the candidate must be the task's source",
+             false;
+    out->samples[0].self_check = true;
+  }
   return true;
 }
 

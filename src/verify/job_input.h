@@ -15,8 +15,8 @@ namespace kz::verify {
 
 // Applies a job's "options" object over *o: trials (1..1000), seed (>= 0), timing (bool),
 // atol / rtol / rel_l2 (>= 0), policy (strict | kernelbench), timing_ci (0..0.5),
-// min_candidate_share (0..1). false with the reason for the client on an unknown or mistyped
-// option (docs/api.md, "Options").
+// min_candidate_share (0..1), self_check (bool: read by PrepareJob). false with the reason for the client on an unknown
+// or mistyped option (docs/api.md, "Options").
 bool ApplyJobOptions(const nlohmann::json& options, VerifyOptions* o, std::string* err);
 
 struct JobSources {
@@ -32,7 +32,8 @@ struct JobInput {
 };
 
 // `dir` is created; false with *err when the backend or options are refused, the options are
-// not JSON, or the files cannot be written.
+// not JSON, or the files cannot be written. Option self_check = true verifies the task against
+// itself (Sample::self_check); its candidate must then be the task's source.
 bool PrepareJob(const JobSources& job, const VerifyOptions& base, const std::string& dir, JobInput* out,
                 std::string* err);
 

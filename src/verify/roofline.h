@@ -15,14 +15,14 @@ struct Ceilings {
   double copy_gbps = 0;    // bytes read + written per second / 1e9
   double fp32_tflops = 0;  // n^3 matmul, TF32 off
   double bf16_tflops = 0;
-  nlohmann::json device;   // the op's device facts (name, capability, torch, cuda)
+  nlohmann::json device;  // the op's device facts (name, capability, torch, cuda)
 };
 // The op's `ceilings` object; nullopt (and *err) unless every rate is finite and positive.
 std::optional<Ceilings> CeilingsFromJson(const nlohmann::json& j, std::string* err);
 
 struct TaskCost {
-  double bytes = 0;          // inputs + params + outputs (a lower bound of the traffic)
-  double flops = 0;          // matmul-class FLOPs of one forward (elementwise work is 0)
+  double bytes = 0;            // inputs + params + outputs (a lower bound of the traffic)
+  double flops = 0;            // matmul-class FLOPs of one forward (elementwise work is 0)
   bool low_precision = false;  // an input or parameter in bf16/fp16: the bf16 ceiling applies
 };
 // From the verdict's `footprint` object (FootprintSummary); nullopt when its bytes are
@@ -30,12 +30,12 @@ struct TaskCost {
 std::optional<TaskCost> CostFromFootprint(const nlohmann::json& footprint);
 
 struct Roofline {
-  double gbps = 0, tflops = 0;      // attained: cost / candidate median
-  double intensity = 0;             // FLOPs per byte
-  double ridge = 0;                 // peak FLOP/s over copy bandwidth, FLOPs per byte
-  double peak_tflops = 0;           // the compute ceiling that applies (fp32 or bf16)
-  std::string bound;                // "memory" (intensity below the ridge) or "compute"
-  double fraction = 0;              // attained share of the bound's ceiling
+  double gbps = 0, tflops = 0;  // attained: cost / candidate median
+  double intensity = 0;         // FLOPs per byte
+  double ridge = 0;             // peak FLOP/s over copy bandwidth, FLOPs per byte
+  double peak_tflops = 0;       // the compute ceiling that applies (fp32 or bf16)
+  std::string bound;            // "memory" (intensity below the ridge) or "compute"
+  double fraction = 0;          // attained share of the bound's ceiling
 };
 // nullopt when median_us is not positive and finite.
 std::optional<Roofline> Attain(const TaskCost& cost, const Ceilings& ceilings, double median_us);

@@ -87,11 +87,19 @@ TEST(PrepareJobTest, OptionsOverTheBaseFilesWrittenBadInputRefused) {
       {{"j", "t", "c", "opencl", "{}"}, "unknown backend \"opencl\""},
       {{"j", "t", "c", "", R"({"nope": 1})"}, "unknown option 'nope'"},
       {{"j", "t", "c", "", "not json"}, "not a JSON object"},
-      {{"j", "t", "c", "", R"({"trials": 0})"}, "option 'trials' must be an integer in 1..1000"}};
+      {{"j", "t", "c", "", R"({"trials": 0})"}, "option 'trials' must be an integer in 1..1000"},
+      {{"j", "t", "c", "", R"({"self_check": true})"}, "the candidate must be the task's source"},
+      {{"j", "t", "t", "", R"({"self_check": 1})"}, "option 'self_check' must be a boolean"}};
   for (const auto& [job, why] : bad) {
     EXPECT_FALSE(verify::PrepareJob(job, base, dir + "/b", &in, &err)) << why;
     EXPECT_NE(err.find(why), std::string::npos) << err;
   }
+  ASSERT_TRUE(verify::PrepareJob({"j", "T", "T", "", R"({"self_check": true})"}, base, dir + "/c", &in, &err)) << err;
+  EXPECT_TRUE(in.samples[0].self_check) << "the task against itself";
+  VerifyRequest r;
+  EXPECT_FALSE(ParseVerifyRequest(R"({"task": "t", "candidate": "c", "options": {"self_check": true}})", &r, &err));
+  EXPECT_NE(err.find("self_check"), std::string::npos) << "refused at submission: " << err;
+  EXPECT_TRUE(ParseVerifyRequest(R"({"task": "t", "candidate": "t", "options": {"self_check": true}})", &r, &err)) << err;
   EXPECT_FALSE(verify::PrepareJob({"j", "t", "c", "", "{}"}, base, "/proc/kz-no-such/dir", &in, &err));
   EXPECT_FALSE(err.empty());
 }
