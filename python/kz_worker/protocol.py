@@ -112,6 +112,15 @@ class Channel:
         if reply.get("type") != "gate" or reply.get("granted") is not True:
             raise ProtocolError(f"expected a gate grant, got {str(reply)[:200]}")
 
+    def judge(self, stage: str, facts: dict) -> tuple:
+        """Send a stage's facts to the supervisor's judge (docs/worker-protocol.md, "judge")
+        and block until it answers: (verdict "pass" | "reject" | "invalid", reason)."""
+        self.write({"type": "judge", "stage": stage, "facts": facts})
+        reply = self.read()
+        if reply.get("type") != "judge" or reply.get("verdict") not in ("pass", "reject", "invalid"):
+            raise ProtocolError(f"expected a judgement, got {str(reply)[:200]}")
+        return reply["verdict"], reply.get("reason")
+
     def event(self, stage: str, data: dict) -> None:
         """Send an `event` frame for a finished stage."""
         self.write({"type": "event", "stage": stage, "data": data})

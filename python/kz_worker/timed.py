@@ -119,20 +119,6 @@ def _rotate(pool: list) -> None:
         pool[-1][i].copy_(saved)
 
 
-def host_failure(result: dict):
-    """`rejected` Failure (timing.host_mismatch) when the timing result's host_check
-    failed (see timing.host_check), else None."""
-    check = result.get("host_check") if isinstance(result, dict) else None
-    if not isinstance(check, dict) or check.get("pass", True):
-        return None
-    return Failure("rejected", "timing",
-                   f"timing.host_mismatch: host wall time around a device-wide sync exceeds "
-                   f"the CUDA-event time by {check['candidate_gap_us']:.1f} µs per call "
-                   f"(median) vs {check['reference_gap_us']:.1f} µs for the reference: "
-                   f"{check['excess_us']:.1f} µs more, limit {check['limit_us']:.1f} µs "
-                   f"(GPU work the events on the caller's stream do not cover)")
-
-
 def _pools(task, device, options, plan):
     """(reference pool, candidate pool): the same lists when the plan shares them."""
     pool = input_pool(task, options.seed, device, plan.pool_size)
@@ -142,7 +128,8 @@ def _pools(task, device, options, plan):
 
 
 def measure(timing, task, reference, candidate, device, options, plan=None) -> dict:
-    """Time reference and candidate; return the `stages.timing` object.
+    """Time reference and candidate; return the raw timing facts (timing.raw_result: the
+    supervisor builds the `stages.timing` object from them) plus the recheck and pool.
 
     `plan` (a memory_plan.Plan; None: the full plan) sizes the input pool. A candidate
     that raises while being timed is a runtime_error Failure (the reference raising is

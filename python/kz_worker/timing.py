@@ -8,8 +8,10 @@ Contracts:
 - time_interleaved() initialises the native runtime lazily (it retains torch's
   primary context, so torch.cuda must be usable) and must be called from the
   thread that will keep calling it (the native runtime is bound to that thread).
-- The statistics and stopping rules are pure functions (quantile, summarize,
-  stop_decision, build_result) so they can be tested without a GPU.
+- The stopping rule (stop_decision, with quantile and ci_half_width) is a control
+  decision of the loop and stays here; the verdict's statistics (medians, intervals,
+  speedup, the host cross-check) are the supervisor's (src/verify/timing_stats.h): the
+  loop returns raw per-call times (`raw_result`).
 """
 from __future__ import annotations
 
@@ -136,7 +138,7 @@ def _device_ordinal() -> int:
     return torch.cuda.current_device()
 
 
-# ---------------------------------------------------------------- pure statistics
+# ---------------------------------------------------------------- the stopping rule
 
 def quantile(sorted_xs: list[float], q: float) -> float:
     """q-quantile of an ascending non-empty list, linear interpolation (numpy's
@@ -172,18 +174,6 @@ def ci_half_width(sorted_xs: list[float]) -> float:
     return (hi - lo) / 2 / med if med > 0 else (0.0 if hi == lo else math.inf)
 
 
-def summarize(ms: list[float]) -> dict:
-    """Per-call times in ms -> the verdict's {median_us, median_ci95_us, q1_us, q3_us,
-    mean_us, min_us, calls} (microseconds, rounded to 1 ns)."""
-    xs = sorted(ms)
-    us = lambda v: round(v * 1000.0, 3)  # noqa: E731
-    lo, hi = median_ci(xs)
-    return {"median_us": us(quantile(xs, 0.5)), "median_ci95_us": [us(lo), us(hi)],
-            "q1_us": us(quantile(xs, 0.25)),
-            "q3_us": us(quantile(xs, 0.75)), "mean_us": us(sum(xs) / len(xs)),
-            "min_us": us(xs[0]), "calls": len(xs)}
-
-
 def relative_change(prev: float, cur: float) -> float:
     """|cur - prev| / |prev|; 0 when equal, inf when prev is 0 and cur is not."""
     if cur == prev:
@@ -208,47 +198,15 @@ def stop_decision(prev, cur, calls: int, *, min_calls: int, max_calls: int,
     return stable or calls >= max_calls or elapsed_s >= budget_s, stable
 
 
-HOST_GAP_REL = 0.5        # allowed excess gap, relative to the candidate's event median
-HOST_GAP_FLOOR_MS = 0.020  # ... but never less than 20 µs (sync/launch jitter)
-
-
-def host_check(ref_ms, cand_ms, ref_host_ms, cand_host_ms) -> dict:
-    """Cross-check of host wall time against event time (docs/trace.md).
-
-    Per side, gap = median over its calls of (host ms - event ms): the part of the
-    device-wide-synchronised host window the events on stream 0 did not see (the L2
-    flush still running at the start, sync latency: the same for both sides; plus, for
-    a candidate, work left on other streams or launched after it returned).
-    excess = candidate gap - reference gap; the check fails when excess > limit =
-    max(HOST_GAP_REL x candidate event median, HOST_GAP_FLOOR_MS). All in µs."""
-    def gap(dev, host):
-        return quantile(sorted(h - d for d, h in zip(dev, host)), 0.5)
-    ref_gap, cand_gap = gap(ref_ms, ref_host_ms), gap(cand_ms, cand_host_ms)
-    limit = max(HOST_GAP_REL * quantile(sorted(cand_ms), 0.5), HOST_GAP_FLOOR_MS)
-    us = lambda v: round(v * 1000.0, 3)  # noqa: E731
-    return {"reference_gap_us": us(ref_gap), "candidate_gap_us": us(cand_gap),
-            "excess_us": us(cand_gap - ref_gap), "limit_us": us(limit),
-            "pass": cand_gap - ref_gap <= limit}
-
-
-def build_result(ref_ms, cand_ms, ref_host_ms, cand_host_ms, *, stable: bool,
-                 flush_bytes: int, stop_rule: str = "stable") -> dict:
-    """The verdict's stages.timing object (with `host_check`, see host_check). speedup
-    is None if the candidate's median is 0 (below event resolution), keeping the JSON
-    finite."""
-    ref, cand = summarize(ref_ms), summarize(cand_ms)
-    host_us = lambda ms: round(quantile(sorted(ms), 0.5) * 1000.0, 3)  # noqa: E731
-    speedup = (round(ref["median_us"] / cand["median_us"], 4)
-               if cand["median_us"] > 0 else None)
-    (rlo, rhi), (clo, chi) = ref["median_ci95_us"], cand["median_ci95_us"]
-    # Conservative: the two intervals' extremes (each side's own interval is ~95 %).
-    speedup_ci = [round(rlo / chi, 4), round(rhi / clo, 4)] if clo > 0 else None
-    return {"status": "ok", "method": METHOD, "reference": ref, "candidate": cand,
-            "speedup": speedup, "speedup_ci95": speedup_ci, "stop_rule": stop_rule,
-            "stable": stable, "flush_bytes": flush_bytes,
-            "host_median_us": {"reference": host_us(ref_host_ms),
-                               "candidate": host_us(cand_host_ms)},
-            "host_check": host_check(ref_ms, cand_ms, ref_host_ms, cand_host_ms)}
+def raw_result(ref_ms, cand_ms, ref_host_ms, cand_host_ms, *, stable: bool,
+               flush_bytes: int, stop_rule: str = "stable") -> dict:
+    """The timing facts the supervisor turns into the verdict's stages.timing object
+    (src/verify/timing_stats.h: medians, intervals, speedup, host cross-check): the raw
+    per-call times of both sides (device and host ms, at most max_calls each), why the
+    loop stopped, and the method."""
+    return {"status": "measured", "method": METHOD, "stop_rule": stop_rule, "stable": stable,
+            "flush_bytes": flush_bytes, "reference_ms": list(ref_ms), "candidate_ms": list(cand_ms),
+            "reference_host_ms": list(ref_host_ms), "candidate_host_ms": list(cand_host_ms)}
 
 
 # ---------------------------------------------------------------- the timing loop
@@ -288,8 +246,8 @@ def _run_interleaved(native, ref_fn, cand_fn, *, warmup, min_calls, max_calls,
         if stop:
             rule = (("ci" if ci_rel > 0 else "stable") if stable else
                     "max_calls" if calls >= max_calls else "budget")
-            return build_result(dev["ref"], dev["cand"], host["ref"], host["cand"],
-                                stable=stable, flush_bytes=native.flush_bytes, stop_rule=rule)
+            return raw_result(dev["ref"], dev["cand"], host["ref"], host["cand"],
+                              stable=stable, flush_bytes=native.flush_bytes, stop_rule=rule)
         prev = cur
 
 
@@ -297,8 +255,8 @@ def time_interleaved(ref_fn, cand_fn, *, warmup=3, min_calls=30, max_calls=2000,
                      budget_s=10.0, stable_rel=0.01, ci_rel=0.0, after_pair=None) -> dict:
     """Times zero-argument callables ref_fn and cand_fn (one forward call each)
     in alternating blocks of BLOCK calls with CUDA events, a device sync around
-    each call and an L2 flush before it. Returns the stages.timing object of
-    docs/verdict.md plus host_median_us. Raises TimingError if the runtime is not
+    each call and an L2 flush before it. Returns the raw timing facts (`raw_result`),
+    from which the supervisor builds stages.timing (docs/verdict.md). Raises TimingError if the runtime is not
     loaded, a callable raises (chained), or the native runtime fails."""
     native = _STATE.get("native")
     if native is None:

@@ -7,8 +7,9 @@ Contracts:
 - `Tracer.enable()` is called before the candidate is imported (CUPTI must be active
   before a CUDA graph is instantiated for its kernels to be traced); `Tracer.window()`
   wraps one candidate call of the correctness trials; `run_stage` adds the repeated-
-  input calls, analyses every window (`trace_rules`) and disables CUPTI, so nothing is
-  traced while timing.
+  input calls, disables CUPTI (nothing is traced while timing) and sends the windows and
+  the candidate's kernel names to the supervisor, which runs the rules
+  (src/verify/trace_judge.h) and answers: the run stops on a rejection.
 - The record layout is kz_tr_record version 2 (dependency fields); a library whose
   kz_tr_record has another size is refused by `prepare` (trace skipped, reason given).
 - A failure of the tracer itself never fails the candidate: it marks the tracer broken
@@ -16,11 +17,12 @@ Contracts:
 """
 import ctypes
 import glob
+import json
 import os
 import re
 import sys
 
-from . import trace_names, trace_rules
+from . import trace_names
 from .failure import Failure, describe
 
 REPEATS = 2           # extra calls on the very same input tensors (caches show there)
@@ -31,6 +33,10 @@ _KINDS = {1: "kernel", 2: "memset", 3: "memcpy", 4: "marker", 5: "event_record",
 # KZ_TR_SYNC (6) by its CUpti_ActivitySynchronizationType.
 _SYNC_KINDS = {1: "event_sync", 2: "stream_wait", 3: "stream_sync", 4: "context_sync"}
 _CUPTI_FILE = re.compile(r"libcupti\.so(?:\.(?:1[3-9]|[2-9]\d))?$")  # not year-named files
+FACTS_BYTES = 12 << 20  # the windows sent to the supervisor, all together (one frame <= 16 MiB)
+MAX_NAMES = 4096        # candidate kernel names sent
+_FIELDS = ("stream", "start_ns", "end_ns", "graph", "bytes", "correlation", "event", "sync_id",
+           "flags")
 
 
 class _Record(ctypes.Structure):
@@ -44,7 +50,9 @@ class _Record(ctypes.Structure):
 
 
 def _as_dict(r) -> dict:
-    """One kz_tr_record as the plain record of trace_rules (its module doc)."""
+    """One kz_tr_record as a plain record {"kind", "name", "stream", "start_ns", "end_ns",
+    "graph", "bytes", "correlation"} (+ "event", "sync_id" for event records and
+    synchronisations, "flags" for stream records)."""
     kind = _SYNC_KINDS.get(r.detail, "sync") if r.kind == 6 else _KINDS.get(r.kind, "?")
     out = {"kind": kind, "name": r.name.decode("utf-8", "replace"), "stream": r.stream_id,
            "start_ns": r.start_ns, "end_ns": r.end_ns, "graph": r.graph_id, "bytes": r.bytes,
@@ -289,13 +297,49 @@ def _repeated_calls(tracer, task, reference, candidate, device, options, keep=RE
     return None
 
 
-def run_stage(tracer, reason, task, reference, candidate, device, options, names,
+def compact_window(window: dict, budget: int) -> dict:
+    """A window as the supervisor reads it (src/verify/trace_facts.h): names interned, each
+    record a list [kind, name index, stream, start_ns, end_ns, graph, bytes, correlation,
+    event, sync_id, flags]. Records past `budget` bytes of JSON are left out and counted in
+    `dropped` (as records CUPTI dropped: the window is then judged by timing only)."""
+    records, keep = window["records"], len(window["records"])
+    while True:
+        names, index, rows = [], {}, []
+        for r in records[:keep]:
+            name = r.get("name", "")
+            if name not in index:
+                index[name] = len(names)
+                names.append(name)
+            rows.append([r.get("kind", "?"), index[name]] + [int(r.get(k) or 0) for k in _FIELDS])
+        out = {"label": window["label"], "caller_stream": window.get("caller_stream"),
+               "legacy_stream": window.get("legacy_stream"),
+               "dropped": window.get("dropped", 0) + len(records) - keep,
+               "names": names, "records": rows}
+        if "dependencies" in window:
+            out["dependencies"] = window["dependencies"]
+        size = len(json.dumps(out))
+        if size <= budget or keep == 0:
+            return out
+        keep = min(keep - 1, int(keep * budget / size * 0.9))
+
+
+def facts(tracer, names) -> dict:
+    """The trace facts of the judge request: the CUPTI library, the candidate's kernel
+    names and every window, within FACTS_BYTES together."""
+    budget = FACTS_BYTES // max(1, len(tracer.windows))
+    return {"library": tracer.library, "candidate_kernel_names": sorted(names)[:MAX_NAMES],
+            "windows": [compact_window(w, budget) for w in tracer.windows]}
+
+
+def run_stage(tracer, reason, task, reference, candidate, device, options, names, judge,
               keep=REPEATS + 1):
-    """Stage `trace` after the correctness trials passed: the repeated-input calls, then
-    the rules over every window. Returns (stages.trace object, Failure or None): a rule
-    that fires is `rejected` (error kind `trace`, reason starting with the rule id).
-    CUPTI is disabled on the way out. Without a tracer, or when the tracer broke, the
-    stage is {"status": "skipped", "reason": ...}."""
+    """Stage `trace` after the correctness trials passed: the repeated-input calls, then the
+    supervisor's judgement of every window: `judge(facts)` returns (verdict, reason), verdict
+    "pass" | "reject" | "invalid". Returns (stage data, Failure or None): a rejection is
+    `rejected` (error kind `trace`, the supervisor's reason, rule id first); facts it refused
+    are a `worker_internal` error. The supervisor puts its own stages.trace object in the
+    verdict; the event says only that it judged. CUPTI is disabled on the way out. Without a
+    tracer, or when the tracer broke, the stage is {"status": "skipped", "reason": ...}."""
     if tracer is None:
         return {"status": "skipped", "reason": reason or "tracer unavailable"}, None
     try:
@@ -304,10 +348,10 @@ def run_stage(tracer, reason, task, reference, candidate, device, options, names
         tracer.disable()
     if tracer.broken is not None:
         return {"status": "skipped", "reason": tracer.broken}, mismatch
-    stage = trace_rules.analyze(tracer.windows, names, options.policy,
-                                options.min_candidate_share)
-    stage["library"] = tracer.library
-    rejected = trace_rules.failure_reason(stage)
-    if rejected:
-        return stage, Failure("rejected", "trace", rejected)
+    verdict, why = judge(facts(tracer, names))
+    stage = {"status": "judged", "verdict": verdict, "windows": len(tracer.windows)}
+    if verdict == "reject":
+        return stage, Failure("rejected", "trace", why)
+    if verdict != "pass":
+        return stage, Failure("runtime_error", "worker_internal", f"trace judge: {why}")
     return stage, mismatch

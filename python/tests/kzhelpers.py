@@ -31,8 +31,15 @@ class RecordingChannel:
     """Stands in for protocol.Channel in in-process runs; keeps the events, in order,
     as JSON round-trips (so unserialisable data fails the test)."""
 
-    def __init__(self):
-        self.events = []
+    def __init__(self, judgement=("pass", None)):
+        self.events, self.judged, self.judgement = [], [], judgement
+
+    def judge(self, stage, facts):
+        """The supervisor's judge (src/verify/run_judges.h) stand-in: keeps the facts (as a
+        JSON round-trip) and answers `judgement` (a (verdict, reason) pair or a callable
+        of the facts)."""
+        self.judged.append(json.loads(json.dumps({"stage": stage, "facts": facts}, allow_nan=False)))
+        return self.judgement(facts) if callable(self.judgement) else self.judgement
 
     def event(self, stage, data):
         self.events.append(json.loads(json.dumps({"stage": stage, "data": data},

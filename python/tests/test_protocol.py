@@ -65,3 +65,24 @@ def test_large_frame_is_written_completely():
         writer.start()
         assert Channel(b.fileno()).read() == data
         writer.join()
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ({"type": "judge", "stage": "trace", "verdict": "reject", "reason": "trace.side_stream: x"},
+     ("reject", "trace.side_stream: x")),
+    ({"type": "judge", "stage": "trace", "verdict": "pass", "reason": None}, ("pass", None)),
+    ({"type": "gate", "granted": True}, ProtocolError),
+    ({"type": "judge", "verdict": "maybe"}, ProtocolError),
+])
+def test_judge_sends_the_facts_and_waits_for_the_verdict(answer, expected):
+    a, b = socket.socketpair()
+    with a, b:
+        supervisor = Channel(b.fileno())
+        supervisor.write(answer)  # queued before the child asks: the read blocks until then
+        child = Channel(a.fileno())
+        if expected is ProtocolError:
+            with pytest.raises(ProtocolError, match="expected a judgement"):
+                child.judge("trace", {"windows": []})
+        else:
+            assert child.judge("trace", {"windows": []}) == expected
+        assert supervisor.read() == {"type": "judge", "stage": "trace", "facts": {"windows": []}}

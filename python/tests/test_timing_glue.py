@@ -37,7 +37,7 @@ def fake_timing(calls=6, fail=None):
                 after_pair()
         if fail is not None:
             raise fail
-        return {"status": "ok", "speedup": 2.0}
+        return {"status": "measured", "reference_ms": [2.0], "candidate_ms": [1.0]}
     module.time_interleaved = time_interleaved
     module.load_runtime = lambda: (True, "")
     return module
@@ -63,7 +63,7 @@ def test_measure_rotates_over_a_pool_and_passes_options():
     timing, ref, cand = fake_timing(), Counter(), Counter()
     options = Options(warmup=2, min_calls=5, max_calls=9, timing_budget_s=1.5, stable_rel=0.1)
     result = measure(timing, make_task(), ref, cand, CPU, options)
-    assert result["status"] == "ok" and result["speedup"] == 2.0
+    assert result["status"] == "measured" and result["candidate_ms"] == [1.0]
     assert result["rechecked_rounds"] > 0
     assert timing.seen == {"warmup": 2, "min_calls": 5, "max_calls": 9, "budget_s": 1.5,
                            "stable_rel": 0.1, "ci_rel": 0.0}
@@ -101,7 +101,7 @@ def test_timed_outputs_are_rechecked_after_values_rotate():
 
 def test_honest_candidate_passes_the_timed_recheck():
     result = measure(fake_timing(), make_task(), PlusOne(), PlusOne(), CPU, Options())
-    assert result["status"] == "ok" and result["rechecked_rounds"] > 0
+    assert result["status"] == "measured" and result["rechecked_rounds"] > 0
 
 
 class Dropout(torch.nn.Module):
@@ -126,7 +126,7 @@ class CachedDropout(Dropout):
 
 def test_rng_drawing_reference_is_rechecked_with_seeded_fresh_calls():
     result = measure(fake_timing(), make_task(), Dropout(), Dropout(), CPU, Options())
-    assert result["status"] == "ok" and result["recheck"] == {"mode": "seeded"}
+    assert result["status"] == "measured" and result["recheck"] == {"mode": "seeded"}
 
 
 def test_seeded_recheck_still_catches_a_pointer_cache():
@@ -176,14 +176,16 @@ def test_prepare_timing(monkeypatch):
     assert run_module.prepare_timing("cuda") == (fake, "")
 
 
-def test_timing_stage_on_gpu_reports_speedup(monkeypatch):
+def test_timing_stage_on_gpu_reports_raw_times(monkeypatch):
+    # The supervisor computes the speedup from the times and adds it to the reason.
     request = parse_run_request(run_request("task_relu", "cand_relu_ok", device="cuda"))
     channel = RecordingChannel()
     run = run_module._Run(request, channel, fake_timing(), "")
     run.device = torch.device("cuda", 0)
-    monkeypatch.setattr(run_module, "measure", lambda *args: {"status": "ok", "speedup": 2.0})
-    assert run.time(None, None, None, 5) == "matched the reference on 5 trials; speedup 2.00x"
-    assert channel.events == [{"stage": "timing", "data": {"status": "ok", "speedup": 2.0}}]
+    measured = {"status": "measured", "reference_ms": [2.0], "candidate_ms": [1.0]}
+    monkeypatch.setattr(run_module, "measure", lambda *args: measured)
+    assert run.time(None, None, None, 5) == "matched the reference on 5 trials"
+    assert channel.events == [{"stage": "timing", "data": measured}]
     run.timing, run.timing_reason = None, "no native runtime"
     assert run.time(None, None, None, 5).endswith("(timing skipped: no native runtime)")
 
@@ -194,7 +196,7 @@ LEAN = memory_plan.Plan(lean=True, pool_size=2, shared_pool=True, traced_outputs
 def test_lean_plan_shares_two_input_sets_between_the_sides():
     ref, cand = Counter(), Counter()
     result = measure(fake_timing(), make_task(), ref, cand, CPU, Options(), LEAN)
-    assert result["status"] == "ok" and result["pool"] == {"sets": 2, "shared": True}
+    assert result["status"] == "measured" and result["pool"] == {"sets": 2, "shared": True}
     ids = {id(x) for x in cand.inputs}
     assert len(ids) == 2 and ids == {id(x) for x in ref.inputs}
 

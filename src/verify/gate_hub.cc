@@ -3,11 +3,8 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <chrono>
 
-#include <nlohmann/json.hpp>
-
-#include "util/frame.h"
+#include "verify/run_channel.h"
 
 namespace kz::verify {
 
@@ -49,10 +46,14 @@ void GateHub::Enforce() {
 
 bool GateHub::Handle(GpuGate::Holder h, const std::string& want, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (want == "shared") Note(gate_.Request(h, GpuGate::Mode::kShared, bytes));
-  else if (want == "exclusive") Note(gate_.Request(h, GpuGate::Mode::kExclusive, bytes));
-  else if (want == "release") Note(gate_.Release(h));
-  else return false;
+  if (want == "shared")
+    Note(gate_.Request(h, GpuGate::Mode::kShared, bytes));
+  else if (want == "exclusive")
+    Note(gate_.Request(h, GpuGate::Mode::kExclusive, bytes));
+  else if (want == "release")
+    Note(gate_.Release(h));
+  else
+    return false;
   return true;
 }
 
@@ -98,48 +99,7 @@ int GateHub::max_shared_seen() const {
 
 util::ProcessResult WaitGated(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub& hub,
                               const std::function<bool()>& cancelled, double* held_s) {
-  constexpr int kPollMs = 5;  // how soon a grant made by another thread reaches this child
-  const GpuGate::Holder holder = hub.NewHolder();
-  hub.Register(holder, set.GroupId(id));
-  const std::string grant = util::EncodeFrame(nlohmann::json{{"type", "gate"}, {"granted", true}}.dump());
-  std::string received;
-  util::FrameDecoder decoder;
-  auto take = [&](const std::string& bytes) {
-    received += bytes;
-    decoder.Feed(bytes.data(), bytes.size());
-    for (std::string payload; decoder.Pop(&payload);) {
-      auto j = nlohmann::json::parse(payload, nullptr, false);
-      if (j.is_discarded() || !j.is_object() || j.value("type", "") != "gate" || !j.contains("token") ||
-          !j["token"].is_string() || j["token"].get<std::string>() != token)
-        continue;  // events and results are parsed at the end; a forged gate frame is ignored
-      uint64_t bytes_wanted = j.contains("bytes") && j["bytes"].is_number_unsigned() ? j["bytes"].get<uint64_t>() : 0;
-      hub.Handle(holder, j.value("want", ""), bytes_wanted);
-    }
-  };
-  double held = 0;
-  auto last = std::chrono::steady_clock::now();
-  for (;;) {
-    bool was_held = hub.Held(holder);  // over the poll that follows (grants are taken below it)
-    auto done = set.WaitAny(kPollMs);
-    auto now = std::chrono::steady_clock::now();
-    if (was_held && hub.Held(holder)) {
-      double dt = std::chrono::duration<double>(now - last).count();
-      held += dt;
-      hub.AddWait(dt);
-      set.ExtendWallLimit(id, dt);
-    }
-    last = now;
-    take(set.TakeChannel(id));
-    for (auto& [finished, result] : done) {
-      if (finished != id) continue;
-      hub.Drop(holder);
-      if (held_s) *held_s = held;
-      result.channel_data = received + result.channel_data;
-      return std::move(result);
-    }
-    if (hub.TakeGrant(holder)) set.Send(id, grant);
-    if (cancelled && cancelled()) set.KillAll();
-  }
+  return WaitRunChild(set, id, token, &hub, nullptr, cancelled, held_s);
 }
 
 }  // namespace kz::verify

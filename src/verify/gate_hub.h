@@ -33,7 +33,7 @@ class GateHub {
   void Drop(GpuGate::Holder h);
   // True once per grant made to h (by any thread's call).
   bool TakeGrant(GpuGate::Holder h);
-  int max_shared_seen() const;  // the most shared holders at once so far (for tests and metrics)
+  int max_shared_seen() const;            // the most shared holders at once so far (for tests and metrics)
   bool Stopped(GpuGate::Holder h) const;  // h's group is stopped for another's timing
   // h's child cannot go on because of the gate: its request is not granted yet, the grant
   // has not reached it, or it is stopped for another's timing. WaitGated does not count
@@ -43,13 +43,13 @@ class GateHub {
 
   // A snapshot for /metrics (kz serve, docs/throughput.md).
   struct Stats {
-    int shared = 0;            // shared holders now
-    bool exclusive = false;    // a holder is being timed now
-    size_t queued = 0;         // requests waiting
-    uint64_t bytes_held = 0;   // the shared holders' footprints, summed
+    int shared = 0;           // shared holders now
+    bool exclusive = false;   // a holder is being timed now
+    size_t queued = 0;        // requests waiting
+    uint64_t bytes_held = 0;  // the shared holders' footprints, summed
     int max_shared_seen = 0;
     uint64_t exclusive_grants = 0;  // timings granted so far
-    double held_s = 0;         // children's time held by the gate so far, summed
+    double held_s = 0;              // children's time held by the gate so far, summed
   };
   Stats stats() const;
 
@@ -57,9 +57,9 @@ class GateHub {
   void Note(const std::vector<GpuGate::Holder>& granted);
   void Enforce();  // stop or continue the others' groups as the exclusive hold begins or ends
   mutable std::mutex mu_;
-  std::map<GpuGate::Holder, int> groups_;       // registered holders' process groups
-  std::set<GpuGate::Holder> ran_;               // granted at least once
-  std::set<GpuGate::Holder> stopped_;           // SIGSTOPped for the current exclusive hold
+  std::map<GpuGate::Holder, int> groups_;  // registered holders' process groups
+  std::set<GpuGate::Holder> ran_;          // granted at least once
+  std::set<GpuGate::Holder> stopped_;      // SIGSTOPped for the current exclusive hold
   GpuGate gate_;
   std::set<GpuGate::Holder> granted_;
   GpuGate::Holder next_ = 1;

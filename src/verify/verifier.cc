@@ -11,25 +11,27 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/finding.h"
+#include "verify/run_channel.h"
 #include "verify/verdict.h"
 #include "worker/bytecode.h"
 
 namespace kz::verify {
 using nlohmann::json;
 namespace {
+constexpr size_t kMaxTimedCalls = 2000;  // per side: the run request's max_calls, the timing judge's bound
+
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 }  // namespace
 
-
 Verifier::Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus)
     : worker_(std::move(worker)), options_(std::move(options)), cache_(options_.cache_dir) {
   worker::PrepareBytecode(&worker_, options_.cache_dir);
   if (!options_.cpu_only)
-    for (const auto& g : gpus)
+    for (auto& g : gpus)
       if (!options_.device || g.index == *options_.device) {
-        gpu_ = g;
+        gpu_ = std::move(g);
         break;
       }
   if (options_.gpu_concurrency > 1)  // 10 % of the device's memory kept back for contexts and fragmentation
@@ -52,17 +54,17 @@ void Verifier::Prepare(const Sample& sample, Work& w) const {
     w.verdict["self_check"] = true;
   }
   if (!ok_task || !ok_cand) {
-    SetOutcome(w.verdict, ok_task ? Status::kCompileError : Status::kInvalidTask,
-               "cannot read " + err, "unreadable_file");
+    SetOutcome(w.verdict, ok_task ? Status::kCompileError : Status::kInvalidTask, "cannot read " + err,
+               "unreadable_file");
     w.done = true;
     return;
   }
   for (const auto& [text, is_task] : {std::pair{&task, true}, std::pair{&cand, false}}) {
     if (text->size() <= options_.max_source_bytes) continue;
     SetOutcome(w.verdict, is_task ? Status::kInvalidTask : Status::kCompileError,
-               std::string(is_task ? "task" : "candidate") + " source is " +
-                   std::to_string(text->size() >> 20) + " MiB, over the limit of " +
-                   std::to_string(options_.max_source_bytes >> 20) + " MiB (--max-source-mib)",
+               std::string(is_task ? "task" : "candidate") + " source is " + std::to_string(text->size() >> 20) +
+                   " MiB, over the limit of " + std::to_string(options_.max_source_bytes >> 20) +
+                   " MiB (--max-source-mib)",
                "source_too_large");
     w.done = true;
     return;
@@ -85,8 +87,7 @@ std::pair<std::string, bool> Rejections(const json& screen) {
 }
 }  // namespace
 
-void Verifier::RunPerSample(std::vector<Work>& work, const MakeCall& make_call,
-                            const OnReply& on_reply) const {
+void Verifier::RunPerSample(std::vector<Work>& work, const MakeCall& make_call, const OnReply& on_reply) const {
   // At most max(jobs, 2) children at once: each imports Python (and maybe torch), so a
   // manifest of hundreds of samples must not start hundreds of interpreters together.
   const size_t limit = size_t(std::max(options_.jobs, 2));
@@ -104,15 +105,10 @@ void Verifier::RunPerSample(std::vector<Work>& work, const MakeCall& make_call,
       auto [w, token] = running[id];
       on_reply(*w, worker::ParseWorkerReply(std::move(proc), token));
     }
-    if (Cancelled()) set.KillAll();  // the killed children are collected by the next WaitAny
-    else start_more();
-  }
-}
-
-void Verifier::WaitAll(util::ProcessSet& set, const OnDone& on_done) const {
-  while (set.running() > 0) {
-    for (auto& [id, proc] : set.WaitAny(cancelled_ ? kCancelPollMs : -1)) on_done(id, std::move(proc));
-    if (Cancelled()) set.KillAll();  // the killed children are collected by the next WaitAny
+    if (Cancelled())
+      set.KillAll();  // the killed children are collected by the next WaitAny
+    else
+      start_more();
   }
 }
 
@@ -121,8 +117,10 @@ void Verifier::ScreenAll(std::vector<Work>& work) const {
     if (w.done) return std::nullopt;
     if (w.sample->self_check) return std::nullopt;  // the reference is not screened
     worker::WorkerCall call;
-    call.request = {{"op", "screen"}, {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
-                    {"backend", w.backend}, {"policy", options_.policy}};
+    call.request = {{"op", "screen"},
+                    {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
+                    {"backend", w.backend},
+                    {"policy", options_.policy}};
     call.wall_limit_s = 60;
     return call;
   };
@@ -177,8 +175,9 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
       owner.emplace_back(&w, i);
     }
     if (w.calls.empty())
-      w.verdict["stages"]["compile"] = {{"status", "skipped"},
-                                         {"reason", "no load_inline call ran at import; compiled in the child if called later"}};
+      w.verdict["stages"]["compile"] = {
+          {"status", "skipped"},
+          {"reason", "no load_inline call ran at import; compiled in the child if called later"}};
   }
   if (calls.empty()) return;
   compile::BuilderOptions bo;
@@ -189,14 +188,16 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
   bo.pch_root = cache_.root() + "/pch";
   const json& env = owner.front().first->build_env;
   bo.env = {env.value("torch", ""), env.value("cuda", ""), env.value("python", ""),
-            !options_.arch_list.empty() ? options_.arch_list : gpu_ ? gpu_->capability : "9.0"};
-  util::LogInfo("compiling " + std::to_string(calls.size()) + " CUDA extension(s) with " +
-                std::to_string(bo.jobs) + " job(s), cache " + cache_.root());
-  auto results = compile::BuildExtensions(calls, cache_, worker_, bo,
-      [](const compile::BuildResult& r, size_t done, size_t total) {
+            !options_.arch_list.empty() ? options_.arch_list
+            : gpu_                      ? gpu_->capability
+                                        : "9.0"};
+  util::LogInfo("compiling " + std::to_string(calls.size()) + " CUDA extension(s) with " + std::to_string(bo.jobs) +
+                " job(s), cache " + cache_.root());
+  auto results = compile::BuildExtensions(
+      calls, cache_, worker_, bo, [](const compile::BuildResult& r, size_t done, size_t total) {
         util::LogInfo("[" + std::to_string(done) + "/" + std::to_string(total) + "] " + r.name + ": " +
-                      (r.ok ? (r.cache_hit ? "cache hit" : "built") : "failed (" + r.error_kind + ")") +
-                      " in " + std::to_string(r.seconds).substr(0, 5) + " s");
+                      (r.ok ? (r.cache_hit ? "cache hit" : "built") : "failed (" + r.error_kind + ")") + " in " +
+                      std::to_string(r.seconds).substr(0, 5) + " s");
       });
   for (size_t i = 0; i < results.size(); ++i) ApplyBuild(*owner[i].first, results[i]);
   EvictThrottled(cache_, options_.cache_max_bytes);
@@ -205,9 +206,13 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
 void Verifier::ApplyBuild(Work& w, const compile::BuildResult& r) const {
   json& stage = w.verdict["stages"]["compile"];
   if (!stage.is_object()) stage = {{"status", "ok"}, {"libraries", json::array()}};
-  stage["libraries"].push_back({{"name", r.name}, {"digest", r.digest}, {"key", r.key},
-                                {"cache", r.cache_hit ? "hit" : "miss"}, {"seconds", r.seconds},
-                                {"ok", r.ok}, {"build", r.build}});
+  stage["libraries"].push_back({{"name", r.name},
+                                {"digest", r.digest},
+                                {"key", r.key},
+                                {"cache", r.cache_hit ? "hit" : "miss"},
+                                {"seconds", r.seconds},
+                                {"ok", r.ok},
+                                {"build", r.build}});
   if (r.ok) {
     w.prebuilt.push_back({{"digest", r.digest}, {"name", r.name}, {"library", r.library}});
     return;
@@ -216,21 +221,28 @@ void Verifier::ApplyBuild(Work& w, const compile::BuildResult& r) const {
   stage["diagnostics"] = r.diagnostics;
   if (w.done) return;
   Status s = r.error_kind == "timeout" ? Status::kTimeout : Status::kCompileError;
-  SetOutcome(w.verdict, s, "building extension '" + r.name + "' failed (" + r.error_kind + ")",
-             r.error_kind, r.diagnostics);
+  SetOutcome(w.verdict, s, "building extension '" + r.name + "' failed (" + r.error_kind + ")", r.error_kind,
+             r.diagnostics);
   w.done = true;
 }
 
 json Verifier::RunOptions(bool on_gpu) const {
   auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-  return {{"trials", options_.trials},     {"seed", options_.seed},
-          {"atol", opt(options_.atol)},    {"rtol", opt(options_.rtol)},
-          {"rel_l2", opt(options_.rel_l2)}, {"timing", options_.timing && on_gpu},
-          {"warmup", 3},                   {"min_calls", options_.timing_ci_rel > 0 ? 10 : 30},
+  return {{"trials", options_.trials},
+          {"seed", options_.seed},
+          {"atol", opt(options_.atol)},
+          {"rtol", opt(options_.rtol)},
+          {"rel_l2", opt(options_.rel_l2)},
+          {"timing", options_.timing && on_gpu},
+          {"warmup", 3},
+          {"min_calls", options_.timing_ci_rel > 0 ? 10 : 30},
           {"ci_rel", options_.timing_ci_rel},
-          {"max_calls", 2000},             {"timing_budget_s", options_.timing_budget_s},
-          {"stable_rel", 0.01},            {"gpu_mem_fraction", nullptr},
-          {"policy", options_.policy},     {"min_candidate_share", options_.min_candidate_share},
+          {"max_calls", kMaxTimedCalls},
+          {"timing_budget_s", options_.timing_budget_s},
+          {"stable_rel", 0.01},
+          {"gpu_mem_fraction", nullptr},
+          {"policy", options_.policy},
+          {"min_candidate_share", options_.min_candidate_share},
           {"integrity", options_.integrity}};
 }
 
@@ -251,15 +263,18 @@ Verifier::Prestarted Verifier::Prestart(const worker::WorkerConfig& worker, cons
   worker::WorkerCall call;  // its request comes with the sample (Release)
   call.sandboxed = true;
   call.devices = gpu ? worker::GpuDevices(gpu->index) : std::vector<std::string>();
-  if (worker.sandbox.active()) p.jail = call.jail = worker::NewJail(worker, call);
-  else p.scratch = util::MakeTempDir(compile::ExtensionCache(options.cache_dir).root() + "/tmp", "run-", &err);
+  if (worker.sandbox.active())
+    p.jail = call.jail = worker::NewJail(worker, call);
+  else
+    p.scratch = util::MakeTempDir(compile::ExtensionCache(options.cache_dir).root() + "/tmp", "run-", &err);
   call.env = RunEnv(gpu, p.scratch);
   call.env.emplace_back("KZ_PRELOAD", "1");
   call.max_rss_bytes = options.max_host_mem_mib << 20;
   util::ProcessSpec spec = worker::MakeWorkerSpec(worker, call);
   spec.channel_input.clear();
   spec.hold = true;
-  spec.stream_channel = p.gated = options.gpu_concurrency > 1;  // its gate frames are answered while it runs
+  p.gated = options.gpu_concurrency > 1;
+  spec.stream_channel = true;  // its gate and judge frames are answered while it runs
   p.set = std::make_unique<util::ProcessSet>();
   p.id = p.set->Start(std::move(spec));
   return p;
@@ -278,7 +293,7 @@ Verifier::Prestarted& Verifier::Prestarted::operator=(Prestarted&& o) noexcept {
 }
 
 void Verifier::Prestarted::Reset() {
-  set.reset();  // kills a child that never got its sample
+  set.reset();   // kills a child that never got its sample
   jail.reset();  // its stage goes with the last reference (the ProcessSet's, just dropped)
   if (!scratch.empty()) util::RemoveAll(scratch);
   scratch.clear();
@@ -287,8 +302,7 @@ void Verifier::Prestarted::Reset() {
 void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) const {
   bool cuda = w.backend == "cuda";
   if (cuda && !gpu) {
-    SetOutcome(w.verdict, Status::kNotRun,
-               "CUDA candidate compiled; it cannot run here: no GPU on this host");
+    SetOutcome(w.verdict, Status::kNotRun, "CUDA candidate compiled; it cannot run here: no GPU on this host");
     return;
   }
   worker::WorkerCall call;
@@ -331,18 +345,16 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
     call.env = RunEnv(gpu, own.scratch);
     own.set = std::make_unique<util::ProcessSet>();
     util::ProcessSpec spec = worker::MakeWorkerSpec(worker_, call);
-    spec.stream_channel = gate_ != nullptr;
+    spec.stream_channel = true;  // its gate and judge frames are answered while it runs
     id = own.set->Start(std::move(spec));
   }
   if (pre) *pre = Prestarted();  // consumed (or stale: dropped)
   double gate_held_s = -1;
-  if (gate_)
-    ApplyRunReply(w.verdict, worker::ParseWorkerReply(WaitGated(*own.set, id, call.token, *gate_, cancelled_, &gate_held_s),
-                                                      call.token));
-  else
-    WaitAll(*own.set, [&](util::ProcessSet::Id, util::ProcessResult proc) {
-      ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));
-    });
+  RunJudges judges({options_.integrity, {options_.policy, options_.min_candidate_share}, kMaxTimedCalls});
+  util::ProcessResult proc =
+      WaitRunChild(*own.set, id, call.token, gate_.get(), &judges, cancelled_, gate_ ? &gate_held_s : nullptr);
+  ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));
+  judges.Apply(w.verdict);  // the trace and timing judges (run_judges.h)
   if (used_pre && w.verdict["child"].is_object()) w.verdict["child"]["prestarted"] = true;
   // Time the GPU gate held the child (not counted against its wall limit).
   if (gate_held_s >= 0 && w.verdict["child"].is_object()) w.verdict["child"]["gate_held_s"] = gate_held_s;
@@ -360,8 +372,10 @@ std::vector<Verifier::Work> Verifier::Stage(const std::vector<Sample>& samples) 
 
 json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override, Prestarted* pre) const {
   const std::optional<Gpu>& gpu = gpu_override ? gpu_override : gpu_;
-  if (!w.done && Cancelled()) SetOutcome(w.verdict, Status::kRuntimeError, "verification cancelled", "cancelled");
-  else if (!w.done) Run(w, gpu, pre);
+  if (!w.done && Cancelled())
+    SetOutcome(w.verdict, Status::kRuntimeError, "verification cancelled", "cancelled");
+  else if (!w.done)
+    Run(w, gpu, pre);
   if (w.verdict["device"].empty())
     w.verdict["device"] = gpu ? json{{"kind", "cuda"}, {"index", gpu->index}, {"name", gpu->name}}
                               : json{{"kind", "cpu"}, {"triton_interpret", w.backend == "triton"}};
@@ -372,6 +386,5 @@ json Verifier::Finish(Work& w, const std::optional<Gpu>& gpu_override, Prestarte
   w.verdict["seconds"] = Since(w.start);
   return std::move(w.verdict);
 }
-
 
 }  // namespace kz::verify

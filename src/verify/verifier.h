@@ -43,9 +43,9 @@ class Verifier {
     const Sample* sample = nullptr;
     std::string backend;
     nlohmann::json verdict;
-    bool done = false;                            // final before running (bad input, screen, compile)
+    bool done = false;                               // final before running (bad input, screen, compile)
     nlohmann::json calls = nlohmann::json::array();  // extracted load_inline calls
-    nlohmann::json build_env;                     // torch/cuda/python versions from extraction
+    nlohmann::json build_env;                        // torch/cuda/python versions from extraction
     nlohmann::json prebuilt = nlohmann::json::array();
     std::string candidate_text;
     std::chrono::steady_clock::time_point start;
@@ -74,7 +74,7 @@ class Verifier {
     void Reset();
     std::unique_ptr<util::ProcessSet> set;
     util::ProcessSet::Id id = 0;
-    std::string scratch;         // its TORCH_EXTENSIONS_DIR; removed with it ("" when sandboxed)
+    std::string scratch;                  // its TORCH_EXTENSIONS_DIR; removed with it ("" when sandboxed)
     std::shared_ptr<sandbox::Jail> jail;  // its sandbox (null when off): the sample's inputs are staged into it
     std::optional<Gpu> gpu;
     bool gated = false;  // started to speak to a GPU gate (stream_channel): used only with one
@@ -101,9 +101,6 @@ class Verifier {
   using MakeCall = std::function<std::optional<worker::WorkerCall>(Work&)>;
   using OnReply = std::function<void(Work&, const worker::WorkerReply&)>;
   void RunPerSample(std::vector<Work>& work, const MakeCall& make_call, const OnReply& on_reply) const;
-  // Waits for every child in `set`, passing each result to on_done; kills them on cancel.
-  using OnDone = std::function<void(util::ProcessSet::Id, util::ProcessResult)>;
-  void WaitAll(util::ProcessSet& set, const OnDone& on_done) const;
   bool Cancelled() const { return cancelled_ && cancelled_(); }
   // A staged sample that still needs a run child (without a GPU a CUDA sample never runs).
   bool NeedsRun(const Work& w) const { return !w.done && (gpu_ || w.backend != "cuda"); }
@@ -129,7 +126,7 @@ class Verifier {
   // VerifyAll with gate_: gpu_concurrency threads, each with its own run child started ahead.
   std::vector<nlohmann::json> VerifyConcurrently(std::vector<Work>& work, const VerdictCallback& on_verdict);
   FootprintCache* footprints_ = &ProcessFootprints();  // one per process: kz serve makes a
-                                                      // Verifier per job
+                                                       // Verifier per job
 };
 
 }  // namespace kz::verify
