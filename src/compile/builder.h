@@ -28,7 +28,9 @@ struct BuilderOptions {
   int jobs = 1;                   // builds at once
   double timeout_s = 900;         // per build
   uint64_t max_rss_bytes = 0;     // per build: its worker and every compiler together; 0 = none
-  bool accelerate = true;         // PCH for main.cpp, lighter headers for cuda.cu (fastbuild.py)
+  // With a pch_root: builds go through the C++ driver (build_driver.h: PCH for main.cpp,
+  // lighter headers or a split for cuda.cu); otherwise torch's own load_inline in a worker.
+  bool accelerate = true;
   std::string pch_root;           // where precompiled headers live (one per flag set)
   BuildEnv env;
 };
