@@ -92,8 +92,11 @@ DriverOutcome DriveBuild(const nlohmann::json& call, const std::string& build_di
     out.result = Failure(built.ok ? "no library was produced" : built.message);
     return out;
   }
-  out.result = {{"type", "result"}, {"ok", true}, {"library", util::AbsolutePath(library)},
-                {"seconds", std::round(seconds * 1000) / 1000}, {"build", report}};
+  out.result = {{"type", "result"},
+                {"ok", true},
+                {"library", util::AbsolutePath(library)},
+                {"seconds", std::round(seconds * 1000) / 1000},
+                {"build", report}};
   return out;
 }
 

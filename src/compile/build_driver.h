@@ -14,17 +14,17 @@
 
 namespace kz::compile {
 
-inline constexpr size_t kMaxBuildMessage = 256 * 1024;
+inline constexpr size_t kMaxBuildMessage = size_t{256} * 1024;
 
 struct DriverSetup {
-  std::string pch_root;        // precompiled headers ("" = none)
-  std::string torch_version;   // part of every PCH key
-  ToolRunner runner;           // every tool of this build: environment, sandbox, marker, deadline
+  std::string pch_root;       // precompiled headers ("" = none)
+  std::string torch_version;  // part of every PCH key
+  ToolRunner runner;          // every tool of this build: environment, sandbox, marker, deadline
   std::function<CudaSplit(const std::string& cu)> split;  // null: no split mode
 };
 
 struct DriverOutcome {
-  bool timed_out = false;  // a tool passed the build's deadline: a machine failure, not the sources'
+  bool timed_out = false;     // a tool passed the build's deadline: a machine failure, not the sources'
   std::string machine_error;  // the build directory could not be written: not the sources' either
   // Op `build`'s result frame: {"type": "result", "ok": true, "library", "seconds", "build":
   // report} or {"ok": false, "error": {"kind": "compile_error", "message": <output>}}.

@@ -11,11 +11,23 @@
 namespace kz::compile {
 namespace {
 // The environment variables torch 2.11's cpp_extension reads that can change build.ninja.
-constexpr const char* kTorchEnv[] = {"CXX", "CC", "CUDA_HOME", "CUDA_PATH", "PYTORCH_NVCC", "TORCH_CUDA_ARCH_LIST",
-                                     "CUDA_INC_PATH", "CUDNN_HOME", "CUDNN_PATH",
-                                     "TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES", "TORCH_DONT_CHECK_COMPILER_ABI",
-                                     "ROCM_HOME", "ROCM_PATH", "PYTORCH_ROCM_ARCH", "TORCH_XPU_ARCH_LIST",
-                                     "WINDOWS_CUDA_HOME", "PATH"};
+constexpr const char* kTorchEnv[] = {"CXX",
+                                     "CC",
+                                     "CUDA_HOME",
+                                     "CUDA_PATH",
+                                     "PYTORCH_NVCC",
+                                     "TORCH_CUDA_ARCH_LIST",
+                                     "CUDA_INC_PATH",
+                                     "CUDNN_HOME",
+                                     "CUDNN_PATH",
+                                     "TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES",
+                                     "TORCH_DONT_CHECK_COMPILER_ABI",
+                                     "ROCM_HOME",
+                                     "ROCM_PATH",
+                                     "PYTORCH_ROCM_ARCH",
+                                     "TORCH_XPU_ARCH_LIST",
+                                     "WINDOWS_CUDA_HOME",
+                                     "PATH"};
 constexpr const char* kFlagFields[] = {"extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths"};
 
 bool IsStringList(const nlohmann::json& v) {
@@ -29,7 +41,8 @@ bool IsStringList(const nlohmann::json& v) {
 std::string FileStamp(const std::string& path) {
   struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) return "";
-  return std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  return std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
 }
 
 // The fields of op build_facts' probe call.
@@ -85,7 +98,8 @@ std::optional<std::string> FactsKeyText(const nlohmann::json& call, const std::m
   util::LabelledHasher h;
   h.Add("format", std::to_string(kFactsFormat)).Add("layout", "torch-2.11-load_inline");
   for (const char* k : {"python", "torch", "cuda", "version_file"}) h.Add(k, probe.value(k, nlohmann::json()).dump());
-  h.Add("python_binary", FileStamp(probe.value("python", ""))).Add("torch_file", FileStamp(probe.value("version_file", "")));
+  h.Add("python_binary", FileStamp(probe.value("python", "")))
+      .Add("torch_file", FileStamp(probe.value("version_file", "")));
   for (const char* k : kTorchEnv) {
     auto it = env.find(k);
     h.Add(k, it == env.end() ? "(unset)" : "=" + it->second);

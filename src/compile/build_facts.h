@@ -28,9 +28,9 @@ std::optional<std::string> FactsKeyText(const nlohmann::json& call, const std::m
 using AskFacts = std::function<std::optional<nlohmann::json>(const nlohmann::json& request, std::string* why)>;
 
 struct NinjaFacts {
-  std::string ninja;      // the template; "" when none (see why)
+  std::string ninja;  // the template; "" when none (see why)
   std::string why;
-  bool cached = false;    // read from facts_dir
+  bool cached = false;  // read from facts_dir
 };
 
 // The template for `call` (key text `key_text`): from <facts_dir>, else asked (`scratch`: a

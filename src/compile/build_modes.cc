@@ -59,8 +59,10 @@ void Apply(const std::string& dir, const std::string& mode, const Originals& o, 
     util::WriteFileAtomic(dir + "/" + name, *text, &err);
   }
   if (mode == "lite") util::WriteFileAtomic(dir + "/" + kLiteName, kLiteHeader, &err);
-  if (slim_file) util::WriteFileAtomic(dir + "/" + kSlimName, kSlimHeader, &err);
-  else util::RemoveAll(dir + "/" + kSlimName);
+  if (slim_file)
+    util::WriteFileAtomic(dir + "/" + kSlimName, kSlimHeader, &err);
+  else
+    util::RemoveAll(dir + "/" + kSlimName);
 }
 
 // Rewrites torch's link rule to try ld.lld (else ld.gold) first, when installed.
@@ -114,7 +116,7 @@ NinjaOutcome RunModes(const std::string& dir, HostHeader& host, const ModeHooks&
       return out;  // lite and full would fail the same way
     }
     if (header == "slim" && failed.count("main.o")) {
-      slim = false;  // the host part needs more: torch's header
+      slim = false;                                // the host part needs more: torch's header
       if (!failed.count("cuda.cuda.o")) continue;  // same mode again; its device object is kept
     }
     if (last) return out;

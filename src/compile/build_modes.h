@@ -39,7 +39,6 @@ struct ModeHooks {
 // fastest mode that compiles. `report` receives header_mode, host_header, fallbacks,
 // split_kernels / split_skipped, slim_skipped, fallbacks_skipped. The last attempt's
 // outcome is returned.
-NinjaOutcome RunModes(const std::string& build_dir, HostHeader& host, const ModeHooks& hooks,
-                      nlohmann::json* report);
+NinjaOutcome RunModes(const std::string& build_dir, HostHeader& host, const ModeHooks& hooks, nlohmann::json* report);
 
 }  // namespace kz::compile

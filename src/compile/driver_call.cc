@@ -9,7 +9,7 @@
 
 #include "compile/build_driver.h"
 #include "compile/build_facts.h"
-#include "compile/build_procs.h"
+#include "compile/inline_layout.h"
 #include "util/fs.h"
 
 namespace kz::compile {
@@ -17,9 +17,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kOpLimitS = 300;  // each Python op of a build (facts, split), within its deadline
 
-double Left(Clock::time_point deadline) {
-  return std::chrono::duration<double>(deadline - Clock::now()).count();
-}
+double Left(Clock::time_point deadline) { return std::chrono::duration<double>(deadline - Clock::now()).count(); }
 
 std::map<std::string, std::string> BuildEnv(const worker::WorkerCall& base) {
   std::map<std::string, std::string> env;
@@ -106,11 +104,18 @@ worker::WorkerReply DriveCall(const nlohmann::json& call, const std::string& sta
     wc.request = {{"op", "build"}, {"call", call}, {"build_dir", staging}};
     wc.wall_limit_s = std::max(0.001, Left(deadline));
     auto reply = worker::RunWorker(worker, wc);
-    if (reply.result && reply.result->value("ok", false)) (*reply.result)["build"]["driver_skipped"] = key ? facts.why : why;
+    if (reply.result && reply.result->value("ok", false))
+      (*reply.result)["build"]["driver_skipped"] = key ? facts.why : why;
     return reply;
   }
+  // The split first: under a root supervisor each jail hands the staging directory to its
+  // child until the jail goes, so the op's jail must be gone before the tools' jail exists.
+  std::string ignored;
+  auto sources = LoadInlineSources(call, &ignored);
+  CudaSplit split;
+  if (sources && sources->cu) split = Split(worker, base, deadline, *sources->cu);
   DriverSetup setup{pch_root, probe.value("torch", ""), Runner(worker, base, deadline), nullptr};
-  setup.split = [&](const std::string& cu) { return Split(worker, base, deadline, cu); };
+  if (sources && sources->cu) setup.split = [&](const std::string&) { return split; };
   DriverOutcome out = DriveBuild(call, staging, facts.ninja, setup);
   if (out.timed_out) return TimedOut(-Left(start));
   worker::WorkerReply reply;

@@ -63,8 +63,8 @@ std::string ChooseLinker(const std::string& path) {
 std::optional<std::string> UseFastLinker(const std::string& text, const std::string& ld) {
   size_t at = text.find(kPlainLink);
   if (ld.empty() || at == std::string::npos) return std::nullopt;
-  std::string fast = "rule link\n  command = $cxx $in $ldflags -fuse-ld=" + ld +
-                     " -o $out 2>/dev/null || $cxx $in $ldflags -o $out\n";
+  std::string fast =
+      "rule link\n  command = $cxx $in $ldflags -fuse-ld=" + ld + " -o $out 2>/dev/null || $cxx $in $ldflags -o $out\n";
   return text.substr(0, at) + fast + text.substr(at + kPlainLink.size());
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,7 +17,8 @@
 namespace kz::compile {
 namespace fs = std::filesystem;
 
-const char* const kSlimHeader = R"(// Written by KernelZero's build farm: <torch/extension.h> without torch's C++ frontend.
+const char* const kSlimHeader =
+    R"(// Written by KernelZero's build farm: <torch/extension.h> without torch's C++ frontend.
 #ifndef KZ_TORCH_HOST_H
 #define KZ_TORCH_HOST_H
 #include <torch/types.h>
@@ -80,6 +82,13 @@ std::string PchStore::Build(const std::string& dir, const std::string& cxx, cons
   std::string err;
   std::string src = dir + "/" + header, gch = src + ".gch", tmp = gch + ".tmp." + std::to_string(::getpid());
   if (!util::MakeDirs(dir, &err) || !util::WriteFileAtomic(src, PchHeaderText(header), &err)) return err;
+  // The directory takes the root's owner: a sandboxed compiler runs as the user the root was
+  // handed to (docs/sandbox.md), and writes its output here.
+  struct stat root {
+  }, mine{};
+  if (::stat(root_.c_str(), &root) == 0 && ::stat(dir.c_str(), &mine) == 0 && root.st_uid != mine.st_uid &&
+      ::chown(dir.c_str(), root.st_uid, root.st_gid) != 0)
+    return dir + ": " + std::error_code(errno, std::generic_category()).message();
   std::vector<std::string> argv{cxx};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-x", "c++-header", src, "-o", tmp});

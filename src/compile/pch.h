@@ -12,9 +12,9 @@
 
 namespace kz::compile {
 
-inline constexpr int kPchFormat = 1;                      // bump when the key or layout changes
-inline constexpr const char* kPchName = "kz_torch_ext.h";  // <torch/extension.h>
-inline constexpr const char* kSlimName = "kz_torch_host.h";  // kSlimHeader
+inline constexpr int kPchFormat = 1;                          // bump when the key or layout changes
+inline constexpr const char* kPchName = "kz_torch_ext.h";     // <torch/extension.h>
+inline constexpr const char* kSlimName = "kz_torch_host.h";   // kSlimHeader
 inline constexpr const char* kFrontendList = "frontend.txt";  // beside a slim PCH (pch_frontend.h)
 
 // <torch/types.h> and torch/python.h's binding headers: <torch/extension.h> without torch's

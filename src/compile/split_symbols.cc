@@ -81,7 +81,8 @@ std::string CheckSplitSymbols(const ToolRunner& runner, const std::string& build
   std::vector<std::string> names = Demangle(runner, needed);
   for (size_t i = 0; i < needed.size() && i < names.size(); ++i) {
     std::string base = SymbolBaseName(names[i]);
-    if (kernel_set.count(base) || base.rfind("kz_tl_", 0) == 0) return "split build left a symbol undefined: " + needed[i];
+    if (kernel_set.count(base) || base.rfind("kz_tl_", 0) == 0)
+      return "split build left a symbol undefined: " + needed[i];
   }
   return "";
 }

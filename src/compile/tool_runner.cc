@@ -46,11 +46,21 @@ ToolRun ToolRunner::Run(const std::vector<std::string>& argv, const std::string&
   r.ok = p.end == util::ProcessEnd::kExited && p.exit_code == 0;
   if (r.ok) return r;
   switch (p.end) {
-    case util::ProcessEnd::kExited: r.why = "exit status " + std::to_string(p.exit_code); break;
-    case util::ProcessEnd::kTimedOut: r.why = "timed out after " + std::to_string(static_cast<int>(spec_limit)) + " s"; break;
-    case util::ProcessEnd::kSignaled: r.why = "killed by " + util::SignalName(p.signal); break;
-    case util::ProcessEnd::kMemoryExceeded: r.why = "over its memory limit"; break;
-    case util::ProcessEnd::kSpawnFailed: r.why = "could not start " + argv.front() + ": " + p.spawn_error; break;
+    case util::ProcessEnd::kExited:
+      r.why = "exit status " + std::to_string(p.exit_code);
+      break;
+    case util::ProcessEnd::kTimedOut:
+      r.why = "timed out after " + std::to_string(static_cast<int>(spec_limit)) + " s";
+      break;
+    case util::ProcessEnd::kSignaled:
+      r.why = "killed by " + util::SignalName(p.signal);
+      break;
+    case util::ProcessEnd::kMemoryExceeded:
+      r.why = "over its memory limit";
+      break;
+    case util::ProcessEnd::kSpawnFailed:
+      r.why = "could not start " + argv.front() + ": " + p.spawn_error;
+      break;
   }
   return r;
 }

@@ -26,10 +26,10 @@ class BuildDriverTest : public ::testing::Test {
     std::string err;
     dir_ = util::MakeTempDir(::testing::TempDir(), "driver-", &err);
     std::string inc = dir_ + "/torch/include";
-    for (const char* h : {"torch/types.h", "torch/csrc/Device.h", "torch/csrc/Dtype.h", "torch/csrc/DynamicTypes.h",
-                          "torch/csrc/Exceptions.h", "torch/csrc/autograd/python_variable.h",
-                          "torch/csrc/python_headers.h", "torch/csrc/utils/python_numbers.h",
-                          "torch/csrc/utils/python_tuples.h"}) {
+    for (const char* h :
+         {"torch/types.h", "torch/csrc/Device.h", "torch/csrc/Dtype.h", "torch/csrc/DynamicTypes.h",
+          "torch/csrc/Exceptions.h", "torch/csrc/autograd/python_variable.h", "torch/csrc/python_headers.h",
+          "torch/csrc/utils/python_numbers.h", "torch/csrc/utils/python_tuples.h"}) {
       util::MakeDirs(std::filesystem::path(inc + "/" + h).parent_path(), &err);
       util::WriteFileAtomic(inc + "/" + h, "#pragma once\n", &err);
     }

@@ -112,8 +112,9 @@ TEST_F(BuildModesTest, UnsplittableSourceStartsWithLite) {
 nlohmann::json Probe() {
   return {{"name", "p"},
           {"functions", {"f"}},
-          {"main_cpp", "#include <torch/extension.h>\n\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
-                       "m.def(\"f\", torch::wrap_pybind_function(f), \"f\");\n}"},
+          {"main_cpp",
+           "#include <torch/extension.h>\n\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+           "m.def(\"f\", torch::wrap_pybind_function(f), \"f\");\n}"},
           {"cuda_cu", nullptr}};
 }
 
@@ -129,7 +130,7 @@ TEST(BuildFactsTest, KeyCoversFlagsAndEnvironmentAndRefusesWhatItCannotReproduce
   EXPECT_NE(*FactsKeyText(call, env, {{"torch", "2.12"}}, &why), *a);
   EXPECT_NE(*FactsKeyText(call, {{"TORCH_CUDA_ARCH_LIST", "8.0"}}, {{"torch", "2.11"}}, &why), *a);
   EXPECT_FALSE(FactsKeyText(call, {}, {{"torch", "2.11"}}, &why));  // torch would ask the GPUs
-  other["extra_cflags"] = "-O3";  // torch iterates a string by character
+  other["extra_cflags"] = "-O3";                                    // torch iterates a string by character
   EXPECT_FALSE(FactsKeyText(other, env, {}, &why));
   EXPECT_FALSE(FactsKeyText({{"cpp_sources", "x"}, {"with_cuda", 1}}, env, {}, &why));
 }

@@ -68,18 +68,21 @@ TEST(SourceRewriteTest, ErrorsNoHeaderCanCure) {
   EXPECT_TRUE(HeaderIndependentErrors(
       "cuda.cu(9): error: a value of type \"int *\" cannot be used to initialize an entity of type \"float *\"\n"));
   EXPECT_FALSE(HeaderIndependentErrors("/b/cuda.cu(5): error: identifier \"at\" is undefined\n"));
-  EXPECT_FALSE(HeaderIndependentErrors("/b/cuda.cu(5): error: expected a \";\"\n"
-                                       "/b/cuda.cu(6): error: namespace \"torch\" has no member \"Tensor\"\n"));
+  EXPECT_FALSE(
+      HeaderIndependentErrors("/b/cuda.cu(5): error: expected a \";\"\n"
+                              "/b/cuda.cu(6): error: namespace \"torch\" has no member \"Tensor\"\n"));
   EXPECT_FALSE(HeaderIndependentErrors("FAILED: cuda.cuda.o\n"));  // no nvcc error at all
 }
 
 TEST(InlineLayoutTest, SourcesAsLoadInlineWritesThem) {
   std::string why;
-  auto s = LoadInlineSources({{"cpp_sources", "int f();"}, {"functions", {"f", "g"}}, {"cuda_sources", {"a", "b"}}}, &why);
+  auto s =
+      LoadInlineSources({{"cpp_sources", "int f();"}, {"functions", {"f", "g"}}, {"cuda_sources", {"a", "b"}}}, &why);
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->main,
-            "#include <torch/extension.h>\nint f();\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
-            "m.def(\"f\", torch::wrap_pybind_function(f), \"f\");\nm.def(\"g\", torch::wrap_pybind_function(g), \"g\");\n}");
+  EXPECT_EQ(
+      s->main,
+      "#include <torch/extension.h>\nint f();\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+      "m.def(\"f\", torch::wrap_pybind_function(f), \"f\");\nm.def(\"g\", torch::wrap_pybind_function(g), \"g\");\n}");
   EXPECT_EQ(*s->cu, "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\na\nb");
   s = LoadInlineSources({{"cpp_sources", {"x"}}, {"functions", {{"f", "doc"}}}, {"cuda_sources", ""}}, &why);
   ASSERT_TRUE(s);
