@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -113,7 +114,9 @@ worker::WorkerReply DriveCall(const nlohmann::json& call, const std::string& sta
   std::string ignored;
   auto sources = LoadInlineSources(call, &ignored);
   CudaSplit split;
+  auto split_start = Clock::now();
   if (sources && sources->cu) split = Split(worker, base, deadline, *sources->cu);
+  double split_s = std::chrono::duration<double>(Clock::now() - split_start).count();
   DriverSetup setup{pch_root, probe.value("torch", ""), Runner(worker, base, deadline), nullptr};
   if (sources && sources->cu) setup.split = [&](const std::string&) { return split; };
   DriverOutcome out = DriveBuild(call, staging, facts.ninja, setup);
@@ -125,7 +128,10 @@ worker::WorkerReply DriveCall(const nlohmann::json& call, const std::string& sta
     reply.process.stderr_tail = out.machine_error;
     return reply;
   }
-  if (out.result.value("ok", false)) out.result["build"]["facts_cached"] = facts.cached;
+  if (out.result.value("ok", false)) {
+    out.result["build"]["facts_cached"] = facts.cached;
+    if (sources && sources->cu) out.result["build"]["split_seconds"] = std::round(split_s * 1000) / 1000;  // op cusplit
+  }
   reply.process.exit_code = 0;
   reply.result = out.result;
   return reply;
