@@ -34,7 +34,9 @@ class BuildDriverTest : public ::testing::Test {
       util::WriteFileAtomic(inc + "/" + h, "#pragma once\n", &err);
     }
     util::WriteFileAtomic(inc + "/torch/csrc/utils/pybind.h", kPybind, &err);
-    util::WriteFileAtomic(inc + "/torch/extension.h", "#pragma once\n#include <torch/csrc/utils/pybind.h>\n", &err);
+    util::WriteFileAtomic(inc + "/torch/all.h", "#pragma once\n", &err);  // torch's C++ frontend
+    util::WriteFileAtomic(inc + "/torch/extension.h",
+                          "#pragma once\n#include <torch/all.h>\n#include <torch/csrc/utils/pybind.h>\n", &err);
     tmpl_ = std::string("cxx = CXX\ncflags = -DTORCH_EXTENSION_NAME=@KZ_NAME@ -isystem ") + inc +
             " -fPIC -std=c++17\npost_cflags =\nldflags = -shared\n\n"
             "rule compile\n  command = $cxx -MMD -MF $out.d $cflags -c $in -o $out $post_cflags\n"
@@ -67,6 +69,23 @@ TEST_F(BuildDriverTest, BuildsTheLibraryThroughThePrecompiledHeader) {
   EXPECT_NE(ninja.find("-include kz_torch_ext.h -Winvalid-pch"), std::string::npos);
   EXPECT_NE(ninja.find("-DTORCH_EXTENSION_NAME=ext "), std::string::npos);
   EXPECT_EQ(FindLibrary(dir_ + "/build", "ext"), dir_ + "/build/ext.so");
+}
+
+TEST_F(BuildDriverTest, ASourceNeedingTheFrontendSkipsTheSlimHeader) {
+  DriverOutcome out = Build("#include <torch/all.h>\nint f() { return 1; }", "c++", dir_ + "/pch");
+  ASSERT_TRUE(out.result.value("ok", false)) << out.result.dump();
+  std::string why = out.result["build"].value("slim_skipped", "");
+  EXPECT_NE(why.find("its includes (torch/all.h) pull in torch's C++ frontend (torch/all.h)"), std::string::npos)
+      << why;
+}
+
+TEST_F(BuildDriverTest, APchThatCannotBeBuiltCostsTimeNotTheBuild) {
+  std::string err;
+  util::WriteFileAtomic(dir_ + "/not-a-dir", "", &err);
+  DriverOutcome out = Build("int f() { return 1; }", "c++", dir_ + "/not-a-dir/pch");
+  ASSERT_TRUE(out.result.value("ok", false)) << out.result.dump();
+  EXPECT_EQ(out.result["build"]["pch"], false);
+  EXPECT_NE(out.result["build"].value("pch_error", ""), "");
 }
 
 TEST_F(BuildDriverTest, ACompileErrorReadsAsTorchsAndNamesTheFailedOutput) {
