@@ -83,6 +83,19 @@ worker::WorkerReply TimedOut(double seconds) {
   reply.process.wall_s = seconds;
   return reply;
 }
+
+// A call the driver does not reproduce: torch's own load_inline builds it (op `build`).
+worker::WorkerReply TorchBuild(const nlohmann::json& call, const std::string& staging, const worker::WorkerCall& base,
+                               const worker::WorkerConfig& worker, Clock::time_point start, Clock::time_point deadline,
+                               const std::string& why) {
+  if (Left(deadline) <= 0) return TimedOut(-Left(start));
+  worker::WorkerCall wc = base;
+  wc.request = {{"op", "build"}, {"call", call}, {"build_dir", staging}};
+  wc.wall_limit_s = std::max(0.001, Left(deadline));
+  auto reply = worker::RunWorker(worker, wc);
+  if (reply.result && reply.result->value("ok", false)) (*reply.result)["build"]["driver_skipped"] = why;
+  return reply;
+}
 }  // namespace
 
 worker::WorkerReply DriveCall(const nlohmann::json& call, const std::string& staging, const worker::WorkerCall& base,
@@ -99,16 +112,7 @@ worker::WorkerReply DriveCall(const nlohmann::json& call, const std::string& sta
     facts = NinjaTemplateFor(call, *key, facts_dir, staging + "/.facts", ask);
     util::RemoveAll(staging + "/.facts");
   }
-  if (facts.ninja.empty()) {  // torch's own load_inline builds it
-    if (Left(deadline) <= 0) return TimedOut(Left(start) * -1);
-    worker::WorkerCall wc = base;
-    wc.request = {{"op", "build"}, {"call", call}, {"build_dir", staging}};
-    wc.wall_limit_s = std::max(0.001, Left(deadline));
-    auto reply = worker::RunWorker(worker, wc);
-    if (reply.result && reply.result->value("ok", false))
-      (*reply.result)["build"]["driver_skipped"] = key ? facts.why : why;
-    return reply;
-  }
+  if (facts.ninja.empty()) return TorchBuild(call, staging, base, worker, start, deadline, key ? facts.why : why);
   // The split first: under a root supervisor each jail hands the staging directory to its
   // child until the jail goes, so the op's jail must be gone before the tools' jail exists.
   std::string ignored;
