@@ -320,3 +320,19 @@ def split(cuda_cu: str) -> Split:
     if "<<<" in _blank(host_text):
         raise Unsplittable("a kernel launch could not be rewritten")
     return Split("".join(device), host_text, kernels)
+
+
+def cusplit_op(request: dict) -> dict:
+    """Op `cusplit` (called by kz's C++ build driver, src/compile/build_driver.cc):
+    `{"source": <cuda.cu text>}` -> `{"ok": true, "split": {"device", "host", "kernels"}}`,
+    or `{"ok": true, "split": null, "reason": why}` when it cannot be split safely."""
+    source = request.get("source")
+    if not isinstance(source, str):
+        from .protocol import ProtocolError
+        raise ProtocolError("source: expected a string")
+    try:
+        parts = split(source)
+    except Unsplittable as exc:
+        return {"type": "result", "ok": True, "split": None, "reason": str(exc)}
+    return {"type": "result", "ok": True,
+            "split": {"device": parts.device, "host": parts.host, "kernels": parts.kernels}}

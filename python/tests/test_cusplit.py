@@ -1,6 +1,6 @@
 """cusplit: where each top-level declaration of cuda.cu goes, the launch rewrite, the
 #line mapping, and the constructs that must refuse to split (pure text; the real
-compile of a split build is in test_fastbuild.py)."""
+compile of a split build is in tests/unit/compile: the C++ build driver calls op `cusplit`)."""
 
 import pytest
 

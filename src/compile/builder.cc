@@ -2,14 +2,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "compile/build_procs.h"
 #include "compile/diagnostics.h"
+#include "compile/driver_call.h"
 #include "compile/source_map.h"
 #include "util/fs.h"
 #include "util/key_lock.h"
@@ -17,33 +21,35 @@
 namespace kz::compile {
 namespace {
 
-constexpr int kScanEveryMs = 250;  // how often the memory of running builds is measured
+constexpr int kScanEveryMs = 250;     // how often the memory of running builds is measured
 constexpr int kDeferredPollMs = 100;  // how often a key another builder holds is looked up
+constexpr int kDriverPollMs = 10;     // how often builds of the C++ driver are looked at while workers run
 
 struct Pending {
-  size_t first_index;          // the call this build is for; others with the key share it
+  size_t first_index;  // the call this build is for; others with the key share it
   std::string staging;
   std::chrono::steady_clock::time_point start;
-  std::string token;           // the build call's session token
-  std::string marker;          // KZ_BUILD_ID of every process of this build
-  bool memory_killed = false;  // its processes together passed the memory limit
-  uint64_t peak_rss_bytes = 0; // of all its processes together
+  std::string token;            // the build call's session token
+  std::string marker;           // KZ_BUILD_ID of every process of this build
+  bool memory_killed = false;   // its processes together passed the memory limit
+  uint64_t peak_rss_bytes = 0;  // of all its processes together
 };
 
 std::string MiB(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
-worker::WorkerCall BuildCall(const nlohmann::json& call, const std::string& staging,
-                             const std::string& marker, const worker::WorkerConfig& worker,
-                             const BuilderOptions& o) {
+worker::WorkerCall BuildCall(const nlohmann::json& call, const std::string& staging, const std::string& marker,
+                             const worker::WorkerConfig& worker, const BuilderOptions& o) {
   worker::WorkerCall wc;
-  wc.request = {{"op", "build"}, {"call", call}, {"build_dir", staging}};
-  if (o.accelerate) wc.request["accelerate"] = {{"pch_root", o.pch_root}};
+  wc.request = {{"op", "build"}, {"call", call}, {"build_dir", staging}};  // torch's load_inline
   std::string path = std::filesystem::path(worker.python).parent_path().string();
   const char* old_path = std::getenv("PATH");
   if (!path.empty()) path += ":";
   path += old_path ? old_path : "/usr/bin:/bin";
-  wc.env = {{"CUDA_VISIBLE_DEVICES", ""}, {"TORCH_CUDA_ARCH_LIST", o.env.arch_list},
-            {"TORCH_EXTENSIONS_DIR", staging}, {"MAX_JOBS", "2"}, {"PATH", path},
+  wc.env = {{"CUDA_VISIBLE_DEVICES", ""},
+            {"TORCH_CUDA_ARCH_LIST", o.env.arch_list},
+            {"TORCH_EXTENSIONS_DIR", staging},
+            {"MAX_JOBS", "2"},
+            {"PATH", path},
             {kBuildMarkerVar, marker}};
   if (!std::getenv("CUDA_HOME")) wc.env.emplace_back("CUDA_HOME", "/usr/local/cuda");
   wc.wall_limit_s = o.timeout_s;
@@ -51,7 +57,8 @@ worker::WorkerCall BuildCall(const nlohmann::json& call, const std::string& stag
   wc.sandboxed = true;  // compiles the candidate's sources: sees the toolchain, writes only its staging dir
   wc.writable = {staging};
   for (const char* var : {"CXX", "CC", "CUDA_HOME", "CUDA_PATH", "PYTORCH_NVCC"})  // a toolchain set by the operator
-    if (const char* v = std::getenv(var); v && v[0] == '/') wc.read_only.push_back(std::string(v).substr(0, std::string(v).find(' ')));
+    if (const char* v = std::getenv(var); v && v[0] == '/')
+      wc.read_only.push_back(std::string(v).substr(0, std::string(v).find(' ')));
   if (o.accelerate && !o.pch_root.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.pch_root, ec);
@@ -73,8 +80,8 @@ BuildResult Finish(const worker::WorkerReply& reply, const Pending& pending, con
   if (pending.memory_killed || (!reply.result && p.end == util::ProcessEnd::kMemoryExceeded)) {
     r.error_kind = "memory_limit";
     uint64_t used = std::max(pending.peak_rss_bytes, p.peak_rss_bytes);
-    r.diagnostics = "the build exceeded its host-memory limit of " + MiB(o.max_rss_bytes) + " (" +
-                    MiB(used) + " resident in the build worker and its compiler processes together); "
+    r.diagnostics = "the build exceeded its host-memory limit of " + MiB(o.max_rss_bytes) + " (" + MiB(used) +
+                    " resident in the build worker and its compiler processes together); "
                     "all of them were killed. The limit is kz verify's --max-host-mem.\n" +
                     TrimDiagnostics(p.stderr_tail);
     util::RemoveAll(staging);
@@ -113,8 +120,10 @@ BuildResult Finish(const worker::WorkerReply& reply, const Pending& pending, con
   std::error_code ec;
   if (built != want) std::filesystem::rename(built, want, ec);
   r.build = res.value("build", nlohmann::json::object());
-  nlohmann::json meta = {{"name", r.name}, {"digest", call.value("digest", "")},
-                         {"seconds", res.value("seconds", 0.0)}, {"build", r.build}};
+  nlohmann::json meta = {{"name", r.name},
+                         {"digest", call.value("digest", "")},
+                         {"seconds", res.value("seconds", 0.0)},
+                         {"build", r.build}};
   std::string err;
   if (ec || !cache.Publish(staging, key, r.name, meta, &r.library, &err)) {
     r.error_kind = "cache";
@@ -134,20 +143,19 @@ namespace {
 // build's entry instead of building it again.
 class BuildBatch {
  public:
-  BuildBatch(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache,
-             const worker::WorkerConfig& worker, const BuilderOptions& options,
-             const BuildProgress& progress)
-      : calls_(calls), cache_(cache), worker_(worker), options_(options), progress_(progress),
-        results_(calls.size()) {}
+  BuildBatch(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache, const worker::WorkerConfig& worker,
+             const BuilderOptions& options, const BuildProgress& progress)
+      : calls_(calls), cache_(cache), worker_(worker), options_(options), progress_(progress), results_(calls.size()) {}
 
   std::vector<BuildResult> Run() {
     LookupAll();
-    while (next_ < to_build_.size() || !running_.empty() || !deferred_.empty()) {
+    while (next_ < to_build_.size() || !running_.empty() || !driving_.empty() || !deferred_.empty()) {
       StartMore();
-      if (running_.empty() && !deferred_.empty())
+      if (running_.empty() && driving_.empty() && !deferred_.empty())
         std::this_thread::sleep_for(std::chrono::milliseconds(kDeferredPollMs));
-      auto finished = set_.WaitAny(kScanEveryMs);
+      auto finished = WaitForWork();
       EnforceMemoryLimit();
+      FinishDriven();
       for (auto& [id, proc] : finished) {
         Pending p = running_[id];
         running_.erase(id);
@@ -177,14 +185,62 @@ class BuildBatch {
     if (now - last_scan_ < std::chrono::milliseconds(kScanEveryMs)) return;
     last_scan_ = now;
     auto procs = FindBuildProcesses();
-    for (auto& [id, p] : running_) {
+    auto check = [&](Pending& p) {
       auto it = procs.find(p.marker);
-      if (it == procs.end()) continue;
+      if (it == procs.end()) return;
       p.peak_rss_bytes = std::max(p.peak_rss_bytes, it->second.rss_bytes);
       if (!p.memory_killed && it->second.rss_bytes > options_.max_rss_bytes) {
         p.memory_killed = true;
         KillBuildProcesses(p.marker);
       }
+    };
+    for (auto& [id, p] : running_) check(p);
+    for (auto& [id, d] : driving_) check(d.pending);
+  }
+
+  // Waits for a worker to end (a ProcessSet of them), a driver build to finish, or a scan.
+  std::vector<std::pair<util::ProcessSet::Id, util::ProcessResult>> WaitForWork() {
+    if (!running_.empty() || driving_.empty()) return set_.WaitAny(driving_.empty() ? kScanEveryMs : kDriverPollMs);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(kScanEveryMs), [&] { return drives_done_ != drives_seen_; });
+    drives_seen_ = drives_done_;
+    return {};
+  }
+
+  // Starts call i's build on a thread of its own through the C++ driver (driver_call.h).
+  void StartDriven(size_t i, const Pending& p, const worker::WorkerCall& call) {
+    if (!probe_) probe_ = worker::ProbeEnvironment(worker_).value_or(nlohmann::json::object());
+    auto run = [this, c = calls_[i], staging = p.staging, call, probe = *probe_]() {
+      worker::WorkerReply reply;
+      try {
+        reply = DriveCall(c, staging, call, worker_, options_.pch_root, probe);
+      } catch (const std::exception& e) {  // a bug, not the sources': reported as a crash, never cached
+        reply.process.end = util::ProcessEnd::kExited;
+        reply.process.exit_code = 1;
+        reply.process.stderr_tail = std::string("build driver: ") + e.what();
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      ++drives_done_;
+      cv_.notify_one();
+      return reply;
+    };
+    driving_.emplace(next_drive_++, Driven{p, std::async(std::launch::async, run)});
+  }
+
+  // Completes the driver builds that have finished.
+  void FinishDriven() {
+    for (auto it = driving_.begin(); it != driving_.end();) {
+      if (it->second.reply.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        ++it;
+        continue;
+      }
+      Pending p = it->second.pending;
+      worker::WorkerReply reply = it->second.reply.get();
+      it = driving_.erase(it);
+      KillBuildProcesses(p.marker);
+      size_t i = p.first_index;
+      Complete(Finish(reply, p, keys_[i], calls_[i], cache_, options_), Since(p.start));
+      key_locks_.erase(keys_[i]);
     }
   }
 
@@ -261,15 +317,15 @@ class BuildBatch {
   std::string LockPath(size_t i) const { return cache_.root() + "/locks/" + keys_[i] + ".lock"; }
 
   void StartMore() {
-    while (next_ < to_build_.size() && static_cast<int>(running_.size()) < std::max(1, options_.jobs)) {
+    while (next_ < to_build_.size() &&
+           static_cast<int>(running_.size() + driving_.size()) < std::max(1, options_.jobs)) {
       size_t i = to_build_[next_++];
       std::string err;
       std::string staging = cache_.NewStagingDir(&err);
       if (staging.empty()) {
         BuildResult failed = results_[i];
         failed.error_kind = "cache";
-        failed.diagnostics = "cannot build: the cache directory " + cache_.root() +
-                             " is not writable (" + err + ")";
+        failed.diagnostics = "cannot build: the cache directory " + cache_.root() + " is not writable (" + err + ")";
         Complete(failed, 0);
         key_locks_.erase(keys_[i]);
         continue;
@@ -277,7 +333,10 @@ class BuildBatch {
       std::string marker = worker::NewSessionToken();
       auto call = BuildCall(calls_[i], staging, marker, worker_, options_);
       Pending p{i, staging, std::chrono::steady_clock::now(), call.token, marker};
-      running_[set_.Start(worker::MakeWorkerSpec(worker_, call))] = p;
+      if (options_.accelerate && !options_.pch_root.empty())
+        StartDriven(i, p, call);
+      else
+        running_[set_.Start(worker::MakeWorkerSpec(worker_, call))] = p;
     }
   }
 
@@ -306,21 +365,30 @@ class BuildBatch {
   std::vector<BuildResult> results_;
   std::vector<std::string> keys_;
   std::map<std::string, std::vector<size_t>> waiting_;  // key -> calls waiting on its build
-  std::vector<size_t> to_build_;                         // first call of each key to build
+  std::vector<size_t> to_build_;                        // first call of each key to build
   size_t next_ = 0, done_ = 0;
   // Keys another builder holds (first call, when it was asked for).
   std::vector<std::pair<size_t, std::chrono::steady_clock::time_point>> deferred_;
-  std::map<std::string, util::KeyLock> key_locks_;       // key -> its held build lock
+  std::map<std::string, util::KeyLock> key_locks_;  // key -> its held build lock
   util::ProcessSet set_;
-  std::map<util::ProcessSet::Id, Pending> running_;
+  std::map<util::ProcessSet::Id, Pending> running_;  // builds of a worker (op build)
+  struct Driven {
+    Pending pending;
+    std::future<worker::WorkerReply> reply;
+  };
+  std::map<int, Driven> driving_;  // builds of the C++ driver, by start order
+  int next_drive_ = 0;
+  std::optional<nlohmann::json> probe_;  // worker::ProbeEnvironment, once per batch
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int drives_done_ = 0;  // guarded by mu_: driver builds finished (wakes WaitForWork)
+  int drives_seen_ = 0;
   std::chrono::steady_clock::time_point last_scan_{};
 };
 }  // namespace
 
-std::vector<BuildResult> BuildExtensions(const std::vector<nlohmann::json>& calls,
-                                         const ExtensionCache& cache,
-                                         const worker::WorkerConfig& worker,
-                                         const BuilderOptions& options,
+std::vector<BuildResult> BuildExtensions(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache,
+                                         const worker::WorkerConfig& worker, const BuilderOptions& options,
                                          const BuildProgress& progress) {
   return BuildBatch(calls, cache, worker, options, progress).Run();
 }

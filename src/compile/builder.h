@@ -25,21 +25,21 @@ struct BuildResult {
 };
 
 struct BuilderOptions {
-  int jobs = 1;                   // builds at once
-  double timeout_s = 900;         // per build
-  uint64_t max_rss_bytes = 0;     // per build: its worker and every compiler together; 0 = none
-  bool accelerate = true;         // PCH for main.cpp, lighter headers for cuda.cu (fastbuild.py)
-  std::string pch_root;           // where precompiled headers live (one per flag set)
+  int jobs = 1;                // builds at once
+  double timeout_s = 900;      // per build
+  uint64_t max_rss_bytes = 0;  // per build: its worker and every compiler together; 0 = none
+  // With a pch_root: builds go through the C++ driver (build_driver.h: PCH for main.cpp,
+  // lighter headers or a split for cuda.cu); otherwise torch's own load_inline in a worker.
+  bool accelerate = true;
+  std::string pch_root;  // where precompiled headers live (one per flag set)
   BuildEnv env;
 };
 
 using BuildProgress = std::function<void(const BuildResult&, size_t done, size_t total)>;
 
 // One result per call, in order. Never throws for build failures.
-std::vector<BuildResult> BuildExtensions(const std::vector<nlohmann::json>& calls,
-                                         const ExtensionCache& cache,
-                                         const worker::WorkerConfig& worker,
-                                         const BuilderOptions& options,
+std::vector<BuildResult> BuildExtensions(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache,
+                                         const worker::WorkerConfig& worker, const BuilderOptions& options,
                                          const BuildProgress& progress = nullptr);
 
 }  // namespace kz::compile

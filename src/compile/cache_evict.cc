@@ -55,7 +55,7 @@ void Collect(const fs::path& base, int depth, bool dirs, Kind kind, const fs::pa
   }
 }
 
-// Removes a PCH directory unless a build holds its lock (shared, fastbuild.ensure_pch).
+// Removes a PCH directory unless a build holds its lock (shared, compile::PchStore).
 bool RemoveIdlePch(const fs::path& dir) {
   std::string lock = dir.string() + ".lock";
   int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
