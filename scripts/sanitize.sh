@@ -11,10 +11,14 @@ mkdir -p "$OUT"
 CXX=${CXX:-g++}
 FLAGS=(-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
        -Isrc -Itests/unit -DKZ_SOURCE_DIR=\"$PWD\")
-# Binary 1: child processes, the GPU gate and its enforcement, the budget ledger (threads).
+# Binary 1: child processes, the GPU gate and its enforcement, the run child's channel and the
+# judges over its untrusted facts (trace rules, timing statistics), the budget ledger (threads).
 PROC_SRC=(src/util/subprocess.cc src/util/spawn.cc src/util/frame.cc src/util/proc_stats.cc src/util/log.cc
-          src/util/fs.cc src/verify/gpu_gate.cc src/verify/gate_hub.cc src/optimize/budget_ledger.cc
+          src/util/fs.cc src/verify/gpu_gate.cc src/verify/gate_hub.cc src/verify/run_channel.cc src/verify/run_judges.cc
+          src/verify/trace_judge.cc src/verify/trace_joins.cc src/verify/trace_names.cc src/verify/trace_facts.cc
+          src/verify/timing_stats.cc src/verify/verdict.cc src/verify/status.cc src/optimize/budget_ledger.cc
           tests/unit/util/subprocess_test.cc tests/unit/verify/gate_hub_test.cc tests/unit/verify/gpu_gate_test.cc
+          tests/unit/verify/timing_stats_test.cc tests/unit/verify/trace_judge_test.cc tests/unit/verify/trace_joins_test.cc
           tests/unit/optimize/budget_ledger_test.cc)
 # Binary 2: the reward math, frames, hashes, kz optimize's islands, duplicate detection,
 # diagnostics, short-term memory, mutation rule and the experience library (SQLite).
@@ -27,7 +31,12 @@ MATH_SRC=(src/rewards/ca_grpo.cc src/rewards/frontier.cc src/rewards/multi_turn.
           tests/unit/util/frame_test.cc
           tests/unit/util/hash_test.cc tests/unit/optimize/islands_test.cc tests/unit/optimize/dedup_test.cc
           tests/unit/optimize/loop_parts_test.cc tests/unit/optimize/experience_test.cc)
-"$CXX" "${FLAGS[@]}" "${PROC_SRC[@]}" -lgtest -lgtest_main -lpthread -o "$OUT/sanitize_proc" &
+# What the judges' verdict helpers reach beyond these sources (the worker client's exit
+# descriptions, hashes) links from the project's own (uninstrumented) libraries, which
+# scripts/setup.sh builds beside OUT.
+LIBS=$(dirname "$OUT")/lib
+"$CXX" "${FLAGS[@]}" "${PROC_SRC[@]}" "$LIBS/libkz_worker_client.a" "$LIBS/libkz_sandbox.a" "$LIBS/libkz_util.a" \
+  -lgtest -lgtest_main -lpthread -lxxhash -o "$OUT/sanitize_proc" &
 "$CXX" "${FLAGS[@]}" "${MATH_SRC[@]}" -lgtest -lgtest_main -lpthread -lxxhash -lsqlite3 -o "$OUT/sanitize_math" &
 wait %1 && wait %2 || { echo "sanitize: build failed"; exit 1; }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
