@@ -120,7 +120,8 @@ void Verifier::ScreenAll(std::vector<Work>& work) const {
     call.request = {{"op", "screen"},
                     {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
                     {"backend", w.backend},
-                    {"policy", options_.policy}};
+                    {"policy", options_.policy},
+                    {"extract", w.backend == "cuda"}};  // and read the load_inline calls if it can
     call.wall_limit_s = 60;
     return call;
   };
@@ -132,6 +133,8 @@ void Verifier::ScreenAll(std::vector<Work>& work) const {
       w.done = true;
       return;
     }
+    if (reply.result->contains("calls") && (*reply.result)["calls"].is_array())
+      w.screen_read = {{"calls", (*reply.result)["calls"]}, {"env", reply.result->value("env", json::object())}};
     json screen = (*reply.result)["screen"];
     auto [text, integrity] = Rejections(screen);
     screen["status"] = screen.value("verdict", "pass");

@@ -46,6 +46,7 @@ class Verifier {
     bool done = false;                               // final before running (bad input, screen, compile)
     nlohmann::json calls = nlohmann::json::array();  // extracted load_inline calls
     nlohmann::json build_env;                        // torch/cuda/python versions from extraction
+    nlohmann::json screen_read;                      // {"calls", "env"} the screen child read statically (null: none)
     nlohmann::json prebuilt = nlohmann::json::array();
     std::string candidate_text;
     std::chrono::steady_clock::time_point start;

@@ -39,15 +39,8 @@ rs = {json.loads(l)["id"]: json.loads(l) for l in open(sys.argv[1] + "/candidate
 sys.exit(not (rs["c3"]["mutation"] == "fix" and rs["c3"]["parent"] == "c1" and rs["c2"]["mutation"] == "rewrite"))
 PY
 check "best.py is the correct kernel" cmp -s $W/a/best.py tests/bench_suite/kernels/relu_ok.py
-check "the ledger's totals equal the records' (tokens, requests, seconds)" py $W/a <<'PY'
-import json, sys
-d = sys.argv[1]
-rs = [json.loads(l) for l in open(d + "/candidates.jsonl")]
-spent = json.load(open(d + "/state.json"))["budget"]["spent"]
-tot = {k: sum(r.get("spent", {}).get(k, 0) for r in rs) for k in spent}
-print(spent, tot)
-sys.exit(not all(abs(spent[k] - tot[k]) < 1e-6 for k in spent) or spent["requests"] != 5)
-PY
+check "the ledger's totals equal the records' (tokens, requests, seconds)" \
+  python3 tests/e2e/optimize_ledger.py $W/a --requests 5
 check "every prompt and reply recorded" test "$(wc -l < $W/a/transcript.jsonl)" -eq 5
 check "lineage, curve and plot written" test -s $W/a/lineage.json -a -s $W/a/curve.tsv -a -s $W/a/curve.svg
 
@@ -91,20 +84,7 @@ check "replay of the resumed run: records, state, verdicts and transcript identi
 # nothing), so a larger budget would end by iterations instead.
 expect_exit 0 "a run stopped by its GPU-second budget ends" -- "${BASE[@]}" --task $TASK --iterations 20 \
   --budget-tokens 200000 --budget-gpu-s 8 --endpoint "$U" --out $W/g
-ledger_eq() { python3 - "$1" <<'PY'
-import json, sys
-d = sys.argv[1]
-rs = [json.loads(l) for l in open(d + "/candidates.jsonl")]
-st = json.load(open(d + "/state.json"))
-spent, limits = st["budget"]["spent"], st["budget"]["limits"]
-tot = {k: sum(r.get("spent", {}).get(k, 0) for r in rs) for k in spent}
-its = sum(r["iteration"] >= 0 for r in rs)
-print(st["stop_reason"], st["next_iteration"], its, spent)
-ok = st["stop_reason"].startswith("budget: gpu_s") and its == st["next_iteration"]
-ok &= all(abs(spent[k] - tot[k]) < 1e-6 for k in spent) and all(r["outcome"] != "not_verified" for r in rs)
-sys.exit(not ok)
-PY
-}
+ledger_eq() { python3 tests/e2e/optimize_ledger.py "$1" --stopped-by gpu_s; }
 check "  ... stopped by gpu_s, the ledger equal to the records, no paid request left unverified" ledger_eq $W/g
 cp $W/g/candidates.jsonl $W/g.before
 expect_exit 0 "  ... --resume with the settings of run.json" -- "$KZ" optimize --resume $W/g
