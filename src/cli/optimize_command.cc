@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "bench/suite.h"
+#include "scoring/suite.h"
 #include "cli/optimize_remote.h"
 #include "cli/sandbox_flags.h"
 #include "generate/openai_endpoint.h"
@@ -71,10 +71,10 @@ class OptimizeCommandImpl : public OptimizeCommand {
   int RunSuite() {
     if (out_.empty() || !resume_.empty() || !replay_.empty() || !c_.task_path.empty())
       return Usage("--suite DIR takes --out RUN (rerun the same command to continue), not --task/--resume/--replay");
-    bench::Suite suite;
+    scoring::Suite suite;
     std::string err;
-    if (!bench::ReadSuite(suite_, &suite, &err)) return Usage("--suite: " + err);
-    auto tasks = bench::SelectTasks(suite, {}, task_ids_);
+    if (!scoring::ReadSuite(suite_, &suite, &err)) return Usage("--suite: " + err);
+    auto tasks = scoring::SelectTasks(suite, {}, task_ids_);
     if (tasks.empty()) return Usage("--suite " + suite_ + ": no task selected");
     if (!util::MakeDirs(out_, &err)) return Usage(err);
     const optimize::OptimizeConfig flags = c_;
