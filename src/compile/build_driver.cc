@@ -1,6 +1,7 @@
 #include "compile/build_driver.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -29,7 +30,8 @@ NinjaOutcome RunNinja(const ToolRunner& runner, const std::string& dir, const st
   std::string ninja = FindInPath("ninja", EnvValue(runner, "PATH"));
   std::vector<std::string> argv{ninja.empty() ? "ninja" : ninja, "-v"};
   std::string jobs = EnvValue(runner, "MAX_JOBS");
-  if (!jobs.empty() && std::all_of(jobs.begin(), jobs.end(), ::isdigit)) argv.insert(argv.end(), {"-j", jobs});
+  if (!jobs.empty() && std::all_of(jobs.begin(), jobs.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    argv.insert(argv.end(), {"-j", jobs});
   ToolRun run = runner.Run(argv, dir);
   if (run.timed_out) *timed_out = true;
   if (run.ok) return {true, ""};

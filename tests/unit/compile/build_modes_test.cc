@@ -135,6 +135,22 @@ TEST(BuildFactsTest, KeyCoversFlagsAndEnvironmentAndRefusesWhatItCannotReproduce
   EXPECT_FALSE(FactsKeyText({{"cpp_sources", "x"}, {"with_cuda", 1}}, env, {}, &why));
 }
 
+// torch's -L flags follow which of CUDA_HOME/lib64 and lib exist: the same CUDA_HOME with
+// another layout must not reuse a template (review of session 15).
+TEST(BuildFactsTest, KeyCoversTheCudaLibraryLayout) {
+  std::string why, err, home = util::MakeTempDir(::testing::TempDir(), "cuda-home-", &err);
+  ASSERT_FALSE(home.empty()) << err;
+  std::map<std::string, std::string> env{{"TORCH_CUDA_ARCH_LIST", "9.0"}, {"CUDA_HOME", home}};
+  nlohmann::json call = {{"cpp_sources", "x"}, {"cuda_sources", "y"}};
+  auto without = FactsKeyText(call, env, {{"torch", "2.11"}}, &why);
+  ASSERT_TRUE(without) << why;
+  ASSERT_TRUE(util::MakeDirs(home + "/lib64", &err)) << err;
+  auto with = FactsKeyText(call, env, {{"torch", "2.11"}}, &why);
+  ASSERT_TRUE(with) << why;
+  EXPECT_NE(*with, *without);
+  util::RemoveAll(home);
+}
+
 TEST(BuildFactsTest, AskedOnceCachedAndATornFileIsAskedAgain) {
   std::string err, dir = util::MakeTempDir(::testing::TempDir(), "facts-", &err);
   int asked = 0;
