@@ -14,6 +14,7 @@
 #include "compile/build_procs.h"
 #include "compile/diagnostics.h"
 #include "compile/driver_call.h"
+#include "compile/flag_policy.h"
 #include "compile/source_map.h"
 #include "util/fs.h"
 #include "util/key_lock.h"
@@ -257,6 +258,11 @@ class BuildBatch {
       r.name = calls_[i].value("name", "");
       r.digest = calls_[i].value("digest", "");
       r.key = keys_[i];
+      if (std::string refused = RefusedBuildFlag(calls_[i]); !refused.empty()) {
+        r.error_kind = "compile_error", r.diagnostics = refused, r.seconds = Since(t0);
+        Report(r);  // refused before any lookup or build: nothing cached
+        continue;
+      }
       if (auto hit = Hit(i)) {
         results_[i] = *hit;
         results_[i].seconds = Since(t0);
