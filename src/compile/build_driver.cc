@@ -38,7 +38,7 @@ NinjaOutcome RunNinja(const ToolRunner& runner, const std::string& dir, const st
   std::string message = "Error building extension '" + name + "'";
   if (!run.output.empty()) message += ": " + run.output;
   if (run.exit_code < 0) message += "\n(ninja " + run.why + ")";
-  return {false, message};
+  return {false, message, run.timed_out || run.exit_code < 0};
 }
 
 bool WriteSources(const nlohmann::json& call, const std::string& dir, const std::string& tmpl, std::string* err) {
@@ -90,6 +90,10 @@ DriverOutcome DriveBuild(const nlohmann::json& call, const std::string& build_di
   NinjaOutcome built = RunModes(build_dir, host, hooks, &report);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string library = FindLibrary(build_dir, name);
+  if (built.machine && !out.timed_out) {
+    out.machine_error = built.message;  // killed or never started: not the sources' fault
+    return out;
+  }
   if (!built.ok || library.empty()) {
     out.result = Failure(built.ok ? "no library was produced" : built.message);
     return out;

@@ -26,6 +26,9 @@ struct CudaSplit {
 struct NinjaOutcome {
   bool ok = false;
   std::string message;  // on failure: "Error building extension '<name>': <ninja output>"
+  // ninja timed out, was killed by a signal or could not start: the machine's failure, not
+  // the sources'; no other mode is tried and nothing is cached as a compile error.
+  bool machine = false;
 };
 
 struct ModeHooks {

@@ -102,6 +102,17 @@ TEST_F(BuildModesTest, TheLastModesErrorIsReturned) {
   EXPECT_EQ(seen_.size(), 3u);
 }
 
+// ninja killed by a signal, timed out or not started: the machine failed, not the sources;
+// no other mode runs (it would fail the same way, or run past the deadline).
+TEST_F(BuildModesTest, AMachineFailureEndsTheModesAtOnce) {
+  NinjaOutcome killed{false, "Error building extension 'e'\n(ninja killed by SIGKILL)", true};
+  NinjaOutcome out = Run({killed});
+  EXPECT_FALSE(out.ok);
+  EXPECT_TRUE(out.machine);
+  EXPECT_EQ(seen_.size(), 1u);
+  EXPECT_FALSE(report_.contains("fallbacks"));
+}
+
 TEST_F(BuildModesTest, UnsplittableSourceStartsWithLite) {
   EXPECT_TRUE(Run({}, /*splittable=*/false).ok);
   EXPECT_EQ(report_["header_mode"], "lite");
