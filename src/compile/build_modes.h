@@ -12,16 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/cuda_split.h"
 #include "compile/host_header.h"
 
 namespace kz::compile {
-
-// A split of cuda.cu (cusplit): `ok` false with `reason` when it cannot be split safely.
-struct CudaSplit {
-  bool ok = false;
-  std::string device, host, reason;
-  std::vector<std::string> kernels;
-};
 
 struct NinjaOutcome {
   bool ok = false;
