@@ -213,7 +213,7 @@ void Scheduler::BuildLoop() {
     if (!failure.empty()) {  // the job cannot run (bad options or backend, a full disk): failed, with the reason
       util::MutexLock lock(mu_);
       --building_;
-      Complete(a, std::string(store::kFailed), {{"error", failure}});
+      Complete(a, store::JobState::kFailed, {{"error", failure}});
       continue;
     }
     util::MutexLock lock(mu_);
@@ -231,7 +231,7 @@ void Scheduler::BuildLoop() {
       }
       json verdict = a->verifier->Finish(a->work.front(), std::nullopt);
       lock.Lock();
-      Complete(a, std::string(store::kDone), verdict);
+      Complete(a, store::JobState::kDone, verdict);
       continue;
     }
     a->staged_at = std::chrono::steady_clock::now();
@@ -272,13 +272,13 @@ void Scheduler::SlotLoop(size_t k) {
     util::LogInfo("serve: job " + a->id + " on " + slot.label);
     verify::Verifier::Prestarted child = std::move(next);
     next = prestart();
-    std::string state(store::kDone);
+    store::JobState state = store::JobState::kDone;
     json verdict;
     try {
       a->verifier->ShareGate(slot.gate);  // the job's Verifier: this GPU's gate (or none)
       verdict = a->verifier->Finish(a->work.front(), slot.gpu, &child);
     } catch (const std::exception& e) {
-      state = store::kFailed;
+      state = store::JobState::kFailed;
       verdict = {{"error", std::string("internal error: ") + e.what()}};
     }
     util::MutexLock lock(mu_);

@@ -161,7 +161,7 @@ class Scheduler {
   bool StageJob(ActiveJob& a, std::string* failure);
   // Records the verdict (state done, or failed with `verdict` = {"error"}) unless the job
   // was cancelled, and forgets the job.
-  void Complete(const ActivePtr& a, const std::string& state, const nlohmann::json& verdict) REQUIRES(mu_);
+  void Complete(const ActivePtr& a, store::JobState state, const nlohmann::json& verdict) REQUIRES(mu_);
   void Forget(const ActivePtr& a) EXCLUDES(mu_);
   // A running job interrupted by Stop(): left "running" in the store (queued again by the
   // next start), no verdict recorded.

@@ -38,13 +38,13 @@ void Scheduler::DispatchLoop() {
     }
     std::string err, entry;
     auto job = store_->Get(q.id, &err);
-    bool pending = job && (job->state == store::kQueued || job->state == store::kRunning);
+    bool pending = job && (job->state == store::JobState::kQueued || job->state == store::JobState::kRunning);
     auto r = pending ? redis_->Enqueue({job->id, job->task_source, job->candidate_source, job->backend,
                                         job->options_json}, &entry, &err)
                      : queue::EnqueueResult::kError;
     if (pending && r != queue::EnqueueResult::kError) {
       bool started = false;  // a job requeued by a restart may be "running" already
-      if (job->state == store::kQueued && store_->MarkRunning(q.id, &started, &err) && started &&
+      if (job->state == store::JobState::kQueued && store_->MarkRunning(q.id, &started, &err) && started &&
           job->submitted_at_ms > 0)
         metrics_.Observe(Stage::kQueueWait, static_cast<double>(util::UnixMs() - job->submitted_at_ms) / 1000.0);
       util::LogInfo("serve: job " + q.id + (r == queue::EnqueueResult::kDuplicate ? " already" : "") +
@@ -71,20 +71,20 @@ bool Scheduler::OnRemoteVerdict(const queue::Verdict& v) {
   std::string err;
   auto job = store_->Get(v.job_id, &err);
   if (!job && !err.empty()) return false;  // store error: offered again later
-  bool open = job && (job->state == store::kQueued || job->state == store::kRunning);
+  bool open = job && (job->state == store::JobState::kQueued || job->state == store::JobState::kRunning);
   if (open) {
-    if (!store_->Finish(v.job_id, v.state, v.verdict_json, &err)) {
+    if (!store_->Finish(v.job_id, v.state == queue::VerdictState::kDone ? store::JobState::kDone : store::JobState::kFailed, v.verdict_json, &err)) {
       auto now = store_->Get(v.job_id, &err);
-      if (!now || now->state == store::kQueued || now->state == store::kRunning) return false;
+      if (!now || now->state == store::JobState::kQueued || now->state == store::JobState::kRunning) return false;
     } else {
       json verdict = json::parse(v.verdict_json, nullptr, false);
-      if (v.state == store::kDone && verdict.is_object()) metrics_.ObserveVerdict(verdict, std::nullopt);
+      if (v.state == queue::VerdictState::kDone && verdict.is_object()) metrics_.ObserveVerdict(verdict, std::nullopt);
       else metrics_.Count(Counter::kFailed);
-      util::LogInfo("serve: job " + v.job_id + " " + v.state + " by worker " + v.worker + ": " +
+      util::LogInfo("serve: job " + v.job_id + " " + queue::ToString(v.state) + " by worker " + v.worker + ": " +
                     (verdict.is_object() ? verdict.value("status", "-") : "-"));
     }
   } else {
-    util::LogInfo("serve: verdict for job " + v.job_id + " dropped: " + (job ? "it is " + job->state : "unknown job"));
+    util::LogInfo("serve: verdict for job " + v.job_id + " dropped: " + (job ? "it is " + store::ToString(job->state) : "unknown job"));
   }
   {
     util::MutexLock lock(mu_);

@@ -12,8 +12,8 @@ using nlohmann::json;
 bool Scheduler::StageJob(ActiveJob& a, std::string* failure) {
   std::string err;
   auto job = store_->Get(a.id, &err);
-  if (!job || job->state != store::kQueued) {
-    if (job) util::LogInfo("serve: job " + a.id + " is " + job->state + ": not staged");
+  if (!job || job->state != store::JobState::kQueued) {
+    if (job) util::LogInfo("serve: job " + a.id + " is " + store::ToString(job->state) + ": not staged");
     else util::LogWarn("serve: job " + a.id + ": " + (err.empty() ? "not in the store" : err));
     return false;
   }
@@ -38,16 +38,16 @@ bool Scheduler::StageJob(ActiveJob& a, std::string* failure) {
   return true;
 }
 
-void Scheduler::Complete(const ActivePtr& a, const std::string& state, const json& verdict) {
+void Scheduler::Complete(const ActivePtr& a, store::JobState state, const json& verdict) {
   std::string err;
   active_.erase(a->id);
   if (!a->dir.empty()) util::RemoveAll(a->dir);
   done_cv_.NotifyAll();
   if (a->cancel) return util::LogInfo("serve: job " + a->id + " cancelled while running");
   if (!store_->Finish(a->id, state, verdict.dump(), &err)) return util::LogWarn("serve: job " + a->id + ": " + err);
-  if (state == store::kDone) metrics_.ObserveVerdict(verdict, a->queue_wait_s);
+  if (state == store::JobState::kDone) metrics_.ObserveVerdict(verdict, a->queue_wait_s);
   else metrics_.Count(Counter::kFailed);
-  util::LogInfo("serve: job " + a->id + " " + state + ": " + verdict.value("status", "-"));
+  util::LogInfo("serve: job " + a->id + " " + store::ToString(state) + ": " + verdict.value("status", "-"));
 }
 
 void Scheduler::Interrupted(const ActivePtr& a) {

@@ -30,7 +30,7 @@ store::Job Scheduler::NewJob(const Submission& s, const std::string& key) {
   store::Job j;
   j.id = NewId();
   j.key = key;
-  j.state = store::kQueued;
+  j.state = store::JobState::kQueued;
   j.submitted_at_ms = UnixMs();
   j.backend = r.backend;
   j.options_json = r.options.dump();
@@ -126,25 +126,25 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
     auto earlier = g.by_key.find(key);
     auto own = mine_by_key.find(key);
     if (earlier != g.by_key.end() && SameInputs(g.fresh[earlier->second], job)) {  // an earlier batch's
-      res.items.push_back({SubmitKind::kExisting, g.fresh[earlier->second].id, std::string(store::kQueued), ""});
+      res.items.push_back({SubmitKind::kExisting, g.fresh[earlier->second].id, store::ToString(store::JobState::kQueued), ""});
       ++p.deduplicated;
       p.needs_insert = true;
       continue;
     }
     if (own != mine_by_key.end() && SameInputs(mine[own->second], job)) {
-      res.items.push_back({SubmitKind::kExisting, mine[own->second].id, std::string(store::kQueued), ""});
+      res.items.push_back({SubmitKind::kExisting, mine[own->second].id, store::ToString(store::JobState::kQueued), ""});
       ++p.deduplicated;
       continue;
     }
     auto existing = store_->FindByKey(key, &res.error);
     if (!res.error.empty()) break;
     if (existing && SameInputs(*existing, job)) {
-      res.items.push_back({SubmitKind::kExisting, existing->id, existing->state, ""});
+      res.items.push_back({SubmitKind::kExisting, existing->id, store::ToString(existing->state), ""});
       ++p.deduplicated;
       continue;
     }
     mine_by_key[key] = mine.size();
-    res.items.push_back({SubmitKind::kQueued, job.id, std::string(store::kQueued), ""});
+    res.items.push_back({SubmitKind::kQueued, job.id, store::ToString(store::JobState::kQueued), ""});
     mine.push_back(std::move(job));
   }
   if (!res.error.empty()) {
@@ -180,14 +180,14 @@ Scheduler::CancelResult Scheduler::Cancel(const std::string& id) {
   auto active = active_.find(id);  // being staged, staged, or running in a slot
   bool is_dispatched = dispatched_.count(id) > 0;  // remote mode: its verdict will be dropped
   bool is_active = active != active_.end() || is_dispatched;
-  if (job->state != store::kQueued && !(job->state == store::kRunning && is_active)) {
+  if (job->state != store::JobState::kQueued && !(job->state == store::JobState::kRunning && is_active)) {
     res.kind = CancelKind::kConflict;
-    res.error = "job " + id + " is " + job->state + ": only queued or running jobs can be cancelled";
+    res.error = "job " + id + " is " + store::ToString(job->state) + ": only queued or running jobs can be cancelled";
     res.job = std::move(job);
     return res;
   }
   bool changed = false;
-  std::string where = InSlot(id) || (is_dispatched && job->state == store::kRunning) ? "running" : "queued";
+  std::string where = InSlot(id) || (is_dispatched && job->state == store::JobState::kRunning) ? "running" : "queued";
   json note = {{"cancelled_while", where}};
   if (!store_->Cancel(id, note.dump(), &changed, &res.error)) return res;
   std::erase_if(queue_, [&](const QueuedJob& q) { return q.id == id; });

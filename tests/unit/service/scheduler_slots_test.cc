@@ -74,7 +74,7 @@ SlotsRun RunOnFakeGpus(int gpus, int per_gpu, int jobs) {
   EXPECT_EQ(r.kind, Scheduler::SubmitKind::kQueued) << r.error;
   for (const auto& item : r.items) {
     auto job = s.Wait(item.id, std::chrono::seconds(120), &err);
-    EXPECT_TRUE(job && job->state == store::kDone && job->verdict_json) << err;
+    EXPECT_TRUE(job && job->state == store::JobState::kDone && job->verdict_json) << err;
     if (!job || !job->verdict_json) continue;
     auto v = nlohmann::json::parse(*job->verdict_json);
     int index = v["device"].value("index", -1);
@@ -186,13 +186,13 @@ TEST(SchedulerSlotsTest, StopKillsARunningJobAfterTheGraceAndTheNextStartRunsIt)
     EXPECT_LT(stop_s, 15) << "Stop() waited for the sample instead of its grace (1 s)";
     auto job = store->Get(id, &err);
     ASSERT_TRUE(job) << err;
-    EXPECT_EQ(job->state, store::kRunning) << "an interrupted job is left to the next start";
+    EXPECT_EQ(job->state, store::JobState::kRunning) << "an interrupted job is left to the next start";
   }
   Scheduler again(store.get(), config("    pass\n"));
   ASSERT_TRUE(again.Start(&err)) << err;
   auto job = again.Wait(id, std::chrono::seconds(120), &err);
   ASSERT_TRUE(job) << err;
-  EXPECT_EQ(job->state, store::kDone);
+  EXPECT_EQ(job->state, store::JobState::kDone);
   again.Stop();
   util::RemoveAll(dir);
 }

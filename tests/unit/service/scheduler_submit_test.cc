@@ -134,7 +134,7 @@ TEST_F(SchedulerSubmitTest, AKeyMatchWithOtherStoredSourcesIsNotADuplicate) {
   forged.candidate_source = "class ModelNew: pass  # returns cached outputs\n";
   forged.submitted_at_ms += 1000;
   ASSERT_TRUE(store_->Insert(forged, &err)) << err;
-  ASSERT_TRUE(store_->Finish(forged.id, store::kDone, R"({"status":"correct"})", &err)) << err;
+  ASSERT_TRUE(store_->Finish(forged.id, store::JobState::kDone, R"({"status":"correct"})", &err)) << err;
   auto again = s.Submit(Sample(1));
   EXPECT_EQ(again.kind, Scheduler::SubmitKind::kQueued) << "deduplicated to " << again.id;
   EXPECT_NE(again.id, forged.id);
