@@ -245,7 +245,7 @@ void Scheduler::SlotLoop(size_t k) {
   // The slot's next run child, started ahead: it imports torch while the slot is idle or
   // running the previous sample, and gets its sample (and its wall clock) in Finish.
   auto prestart = [&] {
-    return config_.prestart ? verify::Verifier::Prestart(config_.worker, config_.base, slot.gpu)
+    return config_.prestart ? verify::Verifier::Prestart(config_.worker, config_.base, slot.gpu, config_.launcher)
                             : verify::Verifier::Prestarted();
   };
   verify::Verifier::Prestarted next = prestart();

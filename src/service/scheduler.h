@@ -44,6 +44,7 @@ class Scheduler {
  public:
   struct Config {
     worker::WorkerConfig worker;
+    worker::LauncherPtr launcher = worker::ProcessLauncher();  // every worker call (tests: a scripted fake)
     verify::VerifyOptions base;      // the server's options; requests may override some
     std::vector<verify::Gpu> gpus;   // one slot each; empty: CPU mode
     size_t cpu_slots = 1;            // CPU mode: slots (children at once)

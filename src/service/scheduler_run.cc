@@ -26,7 +26,7 @@ bool Scheduler::StageJob(ActiveJob& a, std::string* failure) {
                           a.dir, &in, &err))
     return *failure = err, false;
   a.samples = std::move(in.samples);
-  a.verifier = std::make_unique<verify::Verifier>(config_.worker, in.options, config_.gpus);
+  a.verifier = std::make_unique<verify::Verifier>(config_.worker, in.options, config_.gpus, config_.launcher);
   // While staging, a stop abandons the build too; once staged, only a cancel stops the run.
   a.verifier->SetCancel([&a, this] { return a.cancel.load() || abandon_builds_.load(); });
   a.work = a.verifier->Stage(a.samples);
