@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -16,7 +17,10 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 Script& Script::Frame(json frame) {
-  steps_.push_back({Kind::kFrame, std::move(frame)});
+  Step s;
+  s.kind = Kind::kFrame;
+  s.frame = std::move(frame);
+  steps_.push_back(std::move(s));
   return *this;
 }
 Script& Script::Result(json fields) {
@@ -24,23 +28,31 @@ Script& Script::Result(json fields) {
   return Frame(std::move(fields));
 }
 Script& Script::AwaitInput() {
-  steps_.push_back({Kind::kAwaitInput});
+  steps_.push_back(Step{});
+  steps_.back().kind = Kind::kAwaitInput;
   return *this;
 }
 Script& Script::AwaitLatch(std::string name) {
-  steps_.push_back({Kind::kAwaitLatch, nullptr, std::move(name)});
+  steps_.push_back(Step{});
+  steps_.back().kind = Kind::kAwaitLatch;
+  steps_.back().text = std::move(name);
   return *this;
 }
 Script& Script::Hang() {
-  steps_.push_back({Kind::kHang});
+  steps_.push_back(Step{});
+  steps_.back().kind = Kind::kHang;
   return *this;
 }
 Script& Script::Exit(int code, std::string stderr_tail) {
-  steps_.push_back({Kind::kEnd, nullptr, std::move(stderr_tail), util::ProcessEnd::kExited, code});
+  End(util::ProcessEnd::kExited, std::move(stderr_tail));
+  steps_.back().code = code;
   return *this;
 }
 Script& Script::End(util::ProcessEnd end, std::string stderr_tail) {
-  steps_.push_back({Kind::kEnd, nullptr, std::move(stderr_tail), end, 0});
+  steps_.push_back(Step{});
+  steps_.back().kind = Kind::kEnd;
+  steps_.back().text = std::move(stderr_tail);
+  steps_.back().end = end;
   return *this;
 }
 
@@ -88,7 +100,9 @@ class ScriptedCallSet final : public worker::CallSet {
     Child& c = children_[id];
     c.seen = state_->calls.size();
     c.stream = mode.stream;
-    state_->calls.push_back({call, mode});
+    state_->calls.emplace_back();
+    state_->calls.back().call = call;
+    state_->calls.back().mode = mode;
     ++state_->alive;
     if (mode.hold)
       c.held = true;
@@ -178,9 +192,9 @@ class ScriptedCallSet final : public worker::CallSet {
   void Play(Child& c, const worker::WorkerCall& call) {
     c.script = state_->scriptor(call);
     c.result.wall_s = 0;
-    std::string op = call.request.value("op", "");
-    SeenCall probe{call, {}};
-    c.keys = {op, op + "@" + probe.Env("CUDA_VISIBLE_DEVICES")};
+    SeenCall seen;
+    seen.call = call;
+    c.keys = {seen.Op(), seen.Op() + "@" + seen.Env("CUDA_VISIBLE_DEVICES")};
     for (const auto& k : c.keys) state_->peak[k] = std::max(state_->peak[k], ++state_->playing[k]);
     c.last_progress = Clock::now();
   }

@@ -36,7 +36,7 @@ class Script {
 
   enum class Kind { kFrame, kAwaitInput, kAwaitLatch, kHang, kEnd };
   struct Step {
-    Kind kind;
+    Kind kind = Kind::kHang;
     nlohmann::json frame;  // kFrame
     std::string text;      // kAwaitLatch: the latch; kEnd: stderr
     util::ProcessEnd end = util::ProcessEnd::kExited;
@@ -57,7 +57,7 @@ struct SeenCall {
   bool killed = false;
   bool ended = false;
   std::string Env(const std::string& name) const;  // its environment variable, "<unset>" if none
-  std::string Op() const { return call.request.value("op", ""); }
+  std::string Op() const { return call.request.is_object() ? call.request.value("op", "") : ""; }  // "": held
 };
 
 class ScriptedLauncher final : public worker::CallLauncher {

@@ -93,15 +93,6 @@ nlohmann::json Call(const std::string& name, const std::string& src) {
   return {{"name", name}, {"cuda_sources", {src}}, {"digest", "d-" + name + src}};
 }
 
-// A pid the test noted is gone: no such process, or a zombie nobody reaped yet.
-bool Gone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  if (text.empty()) return true;
-  auto rp = text.rfind(')');
-  return rp != std::string::npos && rp + 2 < text.size() && (text[rp + 2] == 'Z' || text[rp + 2] == 'X');
-}
-
 std::vector<pid_t> NotedPids(const std::string& root) {
   std::vector<pid_t> pids;
   std::ifstream in(root + "/pids");

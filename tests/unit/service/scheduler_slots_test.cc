@@ -26,7 +26,8 @@ using testing_support::ScriptedLauncher;
 // A run child that waits for the latch "go", then reports the GPU it was pinned to.
 std::shared_ptr<ScriptedLauncher> LatchedRuns() {
   return std::make_shared<ScriptedLauncher>([](const worker::WorkerCall& call) {
-    testing_support::SeenCall seen{call, {}};
+    testing_support::SeenCall seen;
+    seen.call = call;
     return Script().AwaitLatch("go").Result(
         {{"status", "correct"},
          {"reason", "fake"},
