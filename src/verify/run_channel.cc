@@ -23,8 +23,8 @@ std::string Encode(const json& j) { return util::EncodeFrame(j.dump(-1, ' ', fal
 // The frames of this call (its token) that ask for something: gate requests and judge requests.
 class Requests {
  public:
-  Requests(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub* hub,
-           GpuGate::Holder holder, RunJudges* judges)
+  Requests(worker::CallSet& set, worker::CallSet::Id id, const std::string& token, GateHub* hub, GpuGate::Holder holder,
+           RunJudges* judges)
       : set_(set), id_(id), token_(token), hub_(hub), holder_(holder), judges_(judges) {}
 
   void Take(const std::string& bytes) {
@@ -48,8 +48,8 @@ class Requests {
   std::string received;  // every byte, for worker::ParseWorkerReply
 
  private:
-  util::ProcessSet& set_;
-  util::ProcessSet::Id id_;
+  worker::CallSet& set_;
+  worker::CallSet::Id id_;
   const std::string& token_;
   GateHub* hub_;
   GpuGate::Holder holder_;
@@ -58,7 +58,7 @@ class Requests {
 };
 }  // namespace
 
-util::ProcessResult WaitRunChild(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub* hub,
+util::ProcessResult WaitRunChild(worker::CallSet& set, worker::CallSet::Id id, const std::string& token, GateHub* hub,
                                  RunJudges* judges, const std::function<bool()>& cancelled, double* held_s) {
   const GpuGate::Holder holder = hub ? hub->NewHolder() : 0;
   if (hub) hub->Register(holder, set.GroupId(id));

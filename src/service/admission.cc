@@ -1,37 +1,36 @@
-// Scheduler: accepting (Submit, SubmitBatch), cancelling and waiting for jobs.
-#include <algorithm>
-#include <cstdio>
-#include <exception>
-#include <map>
+// Admission: accepting jobs (Submit, SubmitBatch) with group commit and deduplication.
+#include "service/admission.h"
 
-#include "service/scheduler.h"
-#include "util/hash.h"
+#include <cstdio>
+#include <utility>
+
 #include "util/clock.h"
-#include "util/fs.h"
-#include "util/log.h"
+#include "util/hash.h"
 
 namespace kz::service {
-using nlohmann::json;
 
-using util::UnixMs;
+Admission::Admission(store::JobStore* store, JobIntake* intake, Metrics* metrics, std::string fingerprint,
+                     size_t max_queue)
+    : store_(store),
+      intake_(intake),
+      metrics_(metrics),
+      fingerprint_(std::move(fingerprint)),
+      max_queue_(max_queue),
+      rng_(std::random_device{}()) {}
 
-std::string Scheduler::NewId() {
+std::string Admission::NewId() {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng_()));
   return buf;
 }
 
-bool Scheduler::Queued(const std::string& id) const {
-  return std::any_of(queue_.begin(), queue_.end(), [&](const QueuedJob& q) { return q.id == id; });
-}
-
-store::Job Scheduler::NewJob(const Submission& s, const std::string& key) {
+store::Job Admission::NewJob(const Submission& s, const std::string& key) {
   const VerifyRequest& r = s.request;
   store::Job j;
   j.id = NewId();
   j.key = key;
   j.state = store::JobState::kQueued;
-  j.submitted_at_ms = UnixMs();
+  j.submitted_at_ms = util::UnixMs();
   j.backend = r.backend;
   j.options_json = r.options.dump();
   j.task_hash = util::Hash128Hex(r.task);
@@ -51,13 +50,13 @@ bool SameInputs(const store::Job& a, const store::Job& b) {
 }
 }  // namespace
 
-Scheduler::SubmitResult Scheduler::Submit(const Submission& s) {
+SubmitResult Admission::Submit(const Submission& s) {
   BatchResult b = SubmitBatch({s});
   if (b.kind != SubmitKind::kQueued) return {b.kind, "", "", b.error};
   return b.items.front();
 }
 
-Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& batch) {
+BatchResult Admission::SubmitBatch(const std::vector<Submission>& batch) {
   PendingBatch mine;
   mine.batch = &batch;
   for (const auto& s : batch) mine.keys.push_back(JobKey(s.request, fingerprint_));
@@ -66,7 +65,7 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
   while (!mine.done && submit_leader_) submit_cv_.Wait(submit_mu_);
   if (mine.done) return std::move(mine.result);
   // The leader: this batch and those queued meanwhile (up to kMaxGroupSamples samples, so
-  // that one hold of mu_ stays short), accepted at once.
+  // that one acceptance stays short), accepted at once.
   submit_leader_ = true;
   std::vector<PendingBatch*> group;
   size_t samples = 0, taken = 0;
@@ -80,7 +79,7 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
   // otherwise every later submit would wait forever.
   try {
     AcceptGroup(group);
-  } catch (...) {  // stored jobs of this group (if any) stay queued in the store for a restart
+  } catch (...) {  // unexpected: stored jobs of this group (if any) stay queued in the store for a restart
     for (PendingBatch* p : group) p->result = {SubmitKind::kError, "internal error while accepting jobs", {}};
   }
   sl.Lock();
@@ -91,10 +90,12 @@ Scheduler::BatchResult Scheduler::SubmitBatch(const std::vector<Submission>& bat
   return std::move(mine.result);
 }
 
-void Scheduler::AcceptGroup(const std::vector<PendingBatch*>& group) {
-  util::MutexLock lock(mu_);  // find + insert + enqueue as one step: no duplicate of a key
+void Admission::AcceptGroup(const std::vector<PendingBatch*>& group) {
+  util::MutexLock lock(accept_mu_);  // find + insert + enqueue as one step: no duplicate of a key
   AcceptedGroup g;
-  g.waiting = queue_.size() + building_ + ready_.size() + dispatched_.size();
+  const JobIntake::Room room = intake_->Look();
+  g.waiting = room.waiting;
+  g.closed = room.closed;
   for (PendingBatch* p : group) AcceptBatch(*p, g);
   std::string err;
   bool stored = g.fresh.empty() || store_->InsertAll(g.fresh, &err);  // one transaction
@@ -104,16 +105,14 @@ void Scheduler::AcceptGroup(const std::vector<PendingBatch*>& group) {
       p->result = {SubmitKind::kError, err, {}};
       continue;
     }
-    for (size_t i = 0; i < p->deduplicated; ++i) metrics_.Count(Counter::kDeduplicated);
+    for (size_t i = 0; i < p->deduplicated; ++i) metrics_->Count(Counter::kDeduplicated);
   }
   if (!stored || g.fresh.empty()) return;
-  for (const auto& j : g.fresh) queue_.push_back({j.id, j.priority, j.client, seq_++});
-  for (size_t i = 0; i < g.fresh.size(); ++i) metrics_.Count(Counter::kAccepted);
-  if (g.fresh.size() > 1) work_cv_.NotifyAll();  // every idle build thread has work
-  else work_cv_.NotifyOne();
+  intake_->Enqueue(g.fresh);
+  for (size_t i = 0; i < g.fresh.size(); ++i) metrics_->Count(Counter::kAccepted);
 }
 
-void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
+void Admission::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
   BatchResult& res = p.result;
   const auto& batch = *p.batch;
   std::vector<store::Job> mine;  // this batch's new jobs
@@ -149,14 +148,14 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
   }
   if (!res.error.empty()) {
     res = {SubmitKind::kError, res.error, {}};
-  } else if (!mine.empty() && stopping_) {
+  } else if (!mine.empty() && g.closed) {
     res = {SubmitKind::kClosed, "the server is shutting down", {}};
-  } else if (size_t queued = g.waiting + g.fresh.size(); queued + mine.size() > config_.max_queue) {
-    for (size_t i = 0; i < mine.size(); ++i) metrics_.Count(Counter::kRejectedFull);
+  } else if (size_t queued = g.waiting + g.fresh.size(); queued + mine.size() > max_queue_) {
+    for (size_t i = 0; i < mine.size(); ++i) metrics_->Count(Counter::kRejectedFull);
     std::string need = batch.size() > 1 ? ", the batch needs " + std::to_string(mine.size()) : "";
     res = {SubmitKind::kFull,
-           "the queue is full (" + std::to_string(queued) + " of " + std::to_string(config_.max_queue) +
-               " jobs queued" + need + ")",
+           "the queue is full (" + std::to_string(queued) + " of " + std::to_string(max_queue_) + " jobs queued" +
+               need + ")",
            {}};
   } else {
     res.kind = SubmitKind::kQueued;  // p.deduplicated is counted once the group is stored
@@ -166,62 +165,6 @@ void Scheduler::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
       g.fresh.push_back(std::move(j));
     }
   }
-}
-
-Scheduler::CancelResult Scheduler::Cancel(const std::string& id) {
-  CancelResult res;
-  util::MutexLock lock(mu_);
-  auto job = store_->Get(id, &res.error);
-  if (!job) {
-    res.kind = res.error.empty() ? CancelKind::kNotFound : CancelKind::kError;
-    if (res.error.empty()) res.error = "no job " + id;
-    return res;
-  }
-  auto active = active_.find(id);  // being staged, staged, or running in a slot
-  bool is_dispatched = dispatched_.count(id) > 0;  // remote mode: its verdict will be dropped
-  bool is_active = active != active_.end() || is_dispatched;
-  if (job->state != store::JobState::kQueued && !(job->state == store::JobState::kRunning && is_active)) {
-    res.kind = CancelKind::kConflict;
-    res.error = "job " + id + " is " + store::ToString(job->state) + ": only queued or running jobs can be cancelled";
-    res.job = std::move(job);
-    return res;
-  }
-  bool changed = false;
-  std::string where = InSlot(id) || (is_dispatched && job->state == store::JobState::kRunning) ? "running" : "queued";
-  json note = {{"cancelled_while", where}};
-  if (!store_->Cancel(id, note.dump(), &changed, &res.error)) return res;
-  std::erase_if(queue_, [&](const QueuedJob& q) { return q.id == id; });
-  std::string staged_dir;
-  dispatched_.erase(id);
-  if (active != active_.end()) {
-    ActivePtr a = active->second;
-    a->cancel = true;  // a build or slot thread drops it; its children are killed
-    if (std::erase(ready_, a) > 0) {  // staged: nobody else holds it
-      active_.erase(id);
-      staged_dir = a->dir;
-    }
-  }
-  lock.Unlock();
-  if (!staged_dir.empty()) util::RemoveAll(staged_dir);
-  done_cv_.NotifyAll();
-  work_cv_.NotifyAll();
-  util::LogInfo("serve: job " + id + " cancelled (" + note["cancelled_while"].get<std::string>() + ")");
-  res.job = store_->Get(id, &res.error);
-  res.kind = changed && res.job ? CancelKind::kCancelled : CancelKind::kError;
-  if (!changed) res.error = "job " + id + " changed state while being cancelled";
-  return res;
-}
-
-std::optional<store::Job> Scheduler::Wait(const std::string& id, std::chrono::milliseconds timeout,
-                                          std::string* err) {
-  {
-    util::MutexLock lock(mu_);
-    const auto until = std::chrono::steady_clock::now() + timeout;
-    while (!(stopping_ ? !InSlot(id) : !Queued(id) && !active_.count(id) && !dispatched_.count(id)) &&
-           done_cv_.WaitUntil(mu_, until)) {
-    }
-  }
-  return store_->Get(id, err);
 }
 
 }  // namespace kz::service

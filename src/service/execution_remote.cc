@@ -1,17 +1,17 @@
-// Scheduler, remote mode (kz serve --queue redis://…): the dispatcher hands queued jobs to
+// Execution, remote mode (kz serve --queue redis://…): the dispatcher hands queued jobs to
 // Redis Streams in the picker's order, and the verdict reader stores what the workers send
 // back (docs/queue.md). Enqueue is idempotent per job id, so a job requeued by a restart is
 // never run twice for the same verdict.
 #include <thread>
 
-#include "service/scheduler.h"
+#include "service/execution.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 namespace kz::service {
 using nlohmann::json;
 
-bool Scheduler::StartRemote(std::string* err) {
+bool Execution::StartRemote(std::string* err) {
   redis_ = queue::RedisJobQueue::Open(config_.remote, err);
   if (!redis_) return false;
   if (!redis_->Setup(err)) return *err = "cannot set up the Redis queue at " + config_.remote.url + ": " + *err, false;
@@ -23,7 +23,7 @@ bool Scheduler::StartRemote(std::string* err) {
   return true;
 }
 
-void Scheduler::DispatchLoop() {
+void Execution::DispatchLoop() {
   for (;;) {
     QueuedJob q;
     {
@@ -67,7 +67,7 @@ void Scheduler::DispatchLoop() {
   }
 }
 
-bool Scheduler::OnRemoteVerdict(const queue::Verdict& v) {
+bool Execution::OnRemoteVerdict(const queue::Verdict& v) {
   std::string err;
   auto job = store_->Get(v.job_id, &err);
   if (!job && !err.empty()) return false;  // store error: offered again later

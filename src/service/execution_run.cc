@@ -1,5 +1,5 @@
-// Scheduler: a job's way through the pipeline (staging on a build thread, completion).
-#include "service/scheduler.h"
+// Execution: a job's way through the pipeline (staging on a build thread, completion).
+#include "service/execution.h"
 
 #include "util/clock.h"
 #include "util/fs.h"
@@ -9,13 +9,13 @@
 namespace kz::service {
 using nlohmann::json;
 
-bool Scheduler::StageJob(ActiveJob& a, std::string* failure) {
+Execution::Staging Execution::StageJob(ActiveJob& a) {
   std::string err;
   auto job = store_->Get(a.id, &err);
   if (!job || job->state != store::JobState::kQueued) {
     if (job) util::LogInfo("serve: job " + a.id + " is " + store::ToString(job->state) + ": not staged");
     else util::LogWarn("serve: job " + a.id + ": " + (err.empty() ? "not in the store" : err));
-    return false;
+    return {Staging::Kind::kDropped, ""};
   }
   a.queue_wait_s = static_cast<double>(util::UnixMs() - job->submitted_at_ms) / 1000.0;
   util::LogInfo("serve: job " + a.id + " staging (client " + job->client + ", priority " +
@@ -24,9 +24,9 @@ bool Scheduler::StageJob(ActiveJob& a, std::string* failure) {
   verify::JobInput in;
   if (!verify::PrepareJob({a.id, job->task_source, job->candidate_source, job->backend, job->options_json}, config_.base,
                           a.dir, &in, &err))
-    return *failure = err, false;
+    return {Staging::Kind::kFailed, err};
   a.samples = std::move(in.samples);
-  a.verifier = std::make_unique<verify::Verifier>(config_.worker, in.options, config_.gpus);
+  a.verifier = std::make_unique<verify::Verifier>(config_.worker, in.options, config_.gpus, config_.launcher);
   // While staging, a stop abandons the build too; once staged, only a cancel stops the run.
   a.verifier->SetCancel([&a, this] { return a.cancel.load() || abandon_builds_.load(); });
   a.work = a.verifier->Stage(a.samples);
@@ -35,10 +35,10 @@ bool Scheduler::StageJob(ActiveJob& a, std::string* failure) {
     a.footprint_need = fp["need_bytes"].get<uint64_t>();
   // Once staged: a cancel, or a shutdown whose grace for running jobs has passed.
   a.verifier->SetCancel([&a, this] { return a.cancel.load() || abandon_runs_.load(); });
-  return true;
+  return {Staging::Kind::kStaged, ""};
 }
 
-void Scheduler::Complete(const ActivePtr& a, store::JobState state, const json& verdict) {
+void Execution::Complete(const ActivePtr& a, store::JobState state, const json& verdict) {
   std::string err;
   active_.erase(a->id);
   if (!a->dir.empty()) util::RemoveAll(a->dir);
@@ -50,14 +50,14 @@ void Scheduler::Complete(const ActivePtr& a, store::JobState state, const json& 
   util::LogInfo("serve: job " + a->id + " " + store::ToString(state) + ": " + verdict.value("status", "-"));
 }
 
-void Scheduler::Interrupted(const ActivePtr& a) {
+void Execution::Interrupted(const ActivePtr& a) {
   active_.erase(a->id);
   if (!a->dir.empty()) util::RemoveAll(a->dir);
   done_cv_.NotifyAll();
   util::LogInfo("serve: job " + a->id + " interrupted by the shutdown; it runs again at the next start");
 }
 
-void Scheduler::Forget(const ActivePtr& a) {
+void Execution::Forget(const ActivePtr& a) {
   {
     util::MutexLock lock(mu_);
     active_.erase(a->id);
@@ -66,7 +66,7 @@ void Scheduler::Forget(const ActivePtr& a) {
   done_cv_.NotifyAll();
 }
 
-bool Scheduler::MarkRunning(const ActiveJob& a) {
+bool Execution::MarkRunning(const ActiveJob& a) {
   std::string err;
   bool started = false;
   if (store_->MarkRunning(a.id, &started, &err) && started) {
@@ -78,7 +78,7 @@ bool Scheduler::MarkRunning(const ActiveJob& a) {
   return false;
 }
 
-bool Scheduler::InSlot(const std::string& id) const {
+bool Execution::InSlot(const std::string& id) const {
   return std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.running == id; });
 }
 

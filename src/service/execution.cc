@@ -1,5 +1,5 @@
-// Scheduler: construction, start/stop, metrics, and the two kinds of thread (build, slot).
-#include "service/scheduler.h"
+// Execution: construction, start/stop, metrics, and the two kinds of thread (build, slot).
+#include "service/execution.h"
 
 #include <algorithm>
 
@@ -15,8 +15,8 @@ double Since(std::chrono::steady_clock::time_point t) {
 }
 }  // namespace
 
-Scheduler::Scheduler(store::JobStore* store, Config config)
-    : store_(store), config_(std::move(config)), fingerprint_(Fingerprint()), rng_(std::random_device{}()) {
+Execution::Execution(store::JobStore* store, SchedulerConfig config, Metrics* metrics)
+    : store_(store), config_(std::move(config)), metrics_(*metrics) {
   if (remote()) return;  // no local slots: kz workers run the jobs
   const int k = std::max(1, config_.base.gpu_concurrency);
   auto new_gate = [&](const std::string& device, uint64_t memory_bytes) {
@@ -49,20 +49,11 @@ Scheduler::Scheduler(store::JobStore* store, Config config)
   }
 }
 
-std::string Scheduler::Fingerprint() const {
-  const auto& o = config_.base;
-  std::string device = config_.gpus.empty() || o.cpu_only ? "cpu" : config_.gpus.front().name;
-  return "device=" + device + ";policy=" + o.policy + ";trials=" + std::to_string(o.trials) +
-         ";timing=" + (o.timing ? "1" : "0") + ";timeout=" + std::to_string(o.timeout_s) +
-         ";screen=" + (o.screen ? "1" : "0") +
-         (o.timing_ci_rel > 0 ? ";timing_ci=" + std::to_string(o.timing_ci_rel) : "");
-}
-
-size_t Scheduler::MaxReady() const {
+size_t Execution::MaxReady() const {
   return config_.max_ready > 0 ? config_.max_ready : 2 * slots_.size() + config_.build_threads;
 }
 
-bool Scheduler::Start(std::string* err) {
+bool Execution::Start(std::string* err) {
   if (!util::MakeDirs(config_.work_dir, err)) return false;
   std::vector<store::Job> pending;
   if (!store_->RequeuePending(&pending, err)) return false;
@@ -82,7 +73,7 @@ bool Scheduler::Start(std::string* err) {
   return true;
 }
 
-void Scheduler::Drain() {
+void Execution::Drain() {
   {
     util::MutexLock lock(mu_);
     stopping_ = true;
@@ -93,7 +84,7 @@ void Scheduler::Drain() {
   done_cv_.NotifyAll();
 }
 
-void Scheduler::Stop() {
+void Execution::Stop() {
   Drain();
   {
     util::MutexLock lock(mu_);
@@ -113,25 +104,27 @@ void Scheduler::Stop() {
   if (verdicts_) verdicts_->Stop();  // verdicts not read yet stay pending in Redis
 }
 
-size_t Scheduler::QueueDepth() const {
+size_t Execution::QueueDepth() const {
   util::MutexLock lock(mu_);
-  return queue_.size() + building_ + ready_.size() + dispatched_.size();
+  return WaitingLocked();
 }
 
-size_t Scheduler::Running() const {
+size_t Execution::WaitingLocked() const { return queue_.size() + building_ + ready_.size() + dispatched_.size(); }
+
+size_t Execution::Running() const {
   util::MutexLock lock(mu_);
   return RunningLocked();
 }
 
-size_t Scheduler::RunningLocked() const {
+size_t Execution::RunningLocked() const {
   return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.running.empty(); }));
 }
 
-std::string Scheduler::RenderMetrics() const {
+std::string Execution::RenderMetrics() const {
   MetricsSnapshot snap;
   {
     util::MutexLock lock(mu_);
-    snap.queue_depth = queue_.size() + building_ + ready_.size() + dispatched_.size();
+    snap.queue_depth = WaitingLocked();
     snap.staged = ready_.size();
     snap.building = building_;
     auto need = [&snap](const ActivePtr& a, uint64_t* sum) {
@@ -155,7 +148,7 @@ std::string Scheduler::RenderMetrics() const {
   return metrics_.Render(snap);
 }
 
-std::optional<size_t> Scheduler::UrgentIndex() const {
+std::optional<size_t> Execution::UrgentIndex() const {
   if (queue_.empty()) return std::nullopt;
   // What a free slot would pick if every queued job were staged. When that pick is a
   // queued job, it is also the pick among the queued jobs alone (PickNext's order is a
@@ -168,7 +161,7 @@ std::optional<size_t> Scheduler::UrgentIndex() const {
   return *PickNext(view, slot_served_) == view.size() - 1 ? std::optional(q) : std::nullopt;
 }
 
-Scheduler::ActivePtr Scheduler::Take() {
+Execution::ActivePtr Execution::Take() {
   std::optional<size_t> urgent = ready_.size() + building_ < MaxReady() ? std::nullopt : UrgentIndex();
   size_t i = urgent ? *urgent : *PickNext(queue_, served_);
   auto a = std::make_shared<ActiveJob>();
@@ -182,7 +175,7 @@ Scheduler::ActivePtr Scheduler::Take() {
   return a;
 }
 
-Scheduler::ActivePtr Scheduler::TakeReady() {
+Execution::ActivePtr Execution::TakeReady() {
   std::vector<QueuedJob> view;  // fairness again: the build threads' lookahead must not undo it
   for (const auto& r : ready_) view.push_back({r->id, r->priority, r->client, r->seq});
   size_t i = *PickNext(view, slot_served_);
@@ -192,7 +185,7 @@ Scheduler::ActivePtr Scheduler::TakeReady() {
   return a;
 }
 
-void Scheduler::BuildLoop() {
+void Execution::BuildLoop() {
   for (;;) {
     ActivePtr a;
     {
@@ -203,49 +196,42 @@ void Scheduler::BuildLoop() {
       a = Take();
       ++building_;
     }
-    bool go_on = false;
-    std::string failure;
+    Staging staging;
     try {
-      go_on = StageJob(*a, &failure);
+      staging = StageJob(*a);
     } catch (const std::exception& e) {  // unexpected: a bug, not a bad job
-      failure = std::string("internal error: ") + e.what();
+      staging = {Staging::Kind::kFailed, std::string("internal error: ") + e.what()};
     }
-    if (!failure.empty()) {  // the job cannot run (bad options or backend, a full disk): failed, with the reason
-      util::MutexLock lock(mu_);
-      --building_;
-      Complete(a, store::JobState::kFailed, {{"error", failure}});
-      continue;
-    }
-    util::MutexLock lock(mu_);
-    --building_;
-    if (!go_on || a->cancel || stopping_) {  // stopping: left "running", requeued at next start
-      lock.Unlock();
-      Forget(a);
-      continue;
-    }
-    if (verify::Verifier::Final(a->work.front())) {  // no run needed: no slot either
-      lock.Unlock();
-      if (!MarkRunning(*a)) {
-        Forget(a);
-        continue;
-      }
-      json verdict = a->verifier->Finish(a->work.front(), std::nullopt);
-      lock.Lock();
-      Complete(a, store::JobState::kDone, verdict);
-      continue;
-    }
-    a->staged_at = std::chrono::steady_clock::now();
-    ready_.push_back(a);
-    ready_cv_.NotifyOne();
+    HandOver(a, staging);
   }
 }
 
-void Scheduler::SlotLoop(size_t k) {
+void Execution::HandOver(const ActivePtr& a, const Staging& staging) {
+  util::MutexLock lock(mu_);
+  --building_;
+  if (staging.kind == Staging::Kind::kFailed) return Complete(a, store::JobState::kFailed, {{"error", staging.reason}});
+  if (staging.kind == Staging::Kind::kDropped || a->cancel || stopping_) {  // stopping: requeued at next start
+    lock.Unlock();
+    return Forget(a);
+  }
+  if (verify::Verifier::Final(a->work.front())) {  // no run needed: no slot either
+    lock.Unlock();
+    if (!MarkRunning(*a)) return Forget(a);
+    json verdict = a->verifier->Finish(a->work.front(), std::nullopt);
+    lock.Lock();
+    return Complete(a, store::JobState::kDone, verdict);
+  }
+  a->staged_at = std::chrono::steady_clock::now();
+  ready_.push_back(a);
+  ready_cv_.NotifyOne();
+}
+
+void Execution::SlotLoop(size_t k) {
   Slot& slot = slots_[k];
   // The slot's next run child, started ahead: it imports torch while the slot is idle or
   // running the previous sample, and gets its sample (and its wall clock) in Finish.
   auto prestart = [&] {
-    return config_.prestart ? verify::Verifier::Prestart(config_.worker, config_.base, slot.gpu)
+    return config_.prestart ? verify::Verifier::Prestart(config_.worker, config_.base, slot.gpu, config_.launcher)
                             : verify::Verifier::Prestarted();
   };
   verify::Verifier::Prestarted next = prestart();
