@@ -42,7 +42,7 @@ std::vector<std::string> SplitCsv(const std::string& line) {
 
 // A number as ncu prints it ("1,234.5" with thousands separators); false for "n/a", "",
 // garbage, or a value that is not finite.
-bool ParseNumber(std::string s, double* out) {
+bool ParseNumber(const std::string& s, double* out) {
   std::string digits;
   for (char c : s)
     if (c != ',' && c != ' ') digits += c;

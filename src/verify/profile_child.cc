@@ -1,5 +1,6 @@
 // The production ProfileChild (verify/profiler.h): the candidate's run child again, under ncu.
 #include <filesystem>
+#include <utility>
 
 #include "verify/profiler.h"
 #include "verify/verifier.h"
@@ -9,8 +10,8 @@ using json = nlohmann::json;
 
 ProfileChild VerifierProfileChild(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus,
                                   Sample sample) {
-  return [worker, options, gpus, sample](const std::vector<std::string>& ncu_argv, const std::string& log_dir,
-                                         double timeout_s) {
+  return [worker = std::move(worker), options = std::move(options), gpus = std::move(gpus), sample = std::move(sample)](
+             const std::vector<std::string>& ncu_argv, const std::string& log_dir, double timeout_s) {
     VerifyOptions o = options;
     o.trials = 1;
     o.timing = false;
