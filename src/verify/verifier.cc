@@ -304,6 +304,15 @@ void Verifier::Prestarted::Reset() {
   scratch.clear();
 }
 
+namespace {
+// The run child under a wrapper command (ncu, verify/profiler.h), with the paths it needs.
+void ApplyRunWrapper(const VerifyOptions::RunWrapper& wrap, worker::WorkerCall* call) {
+  call->argv_prefix = wrap.argv;
+  call->read_only.insert(call->read_only.end(), wrap.read_only.begin(), wrap.read_only.end());
+  call->writable.insert(call->writable.end(), wrap.writable.begin(), wrap.writable.end());
+}
+}  // namespace
+
 void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) const {
   bool cuda = w.backend == "cuda";
   if (cuda && !gpu) {
@@ -331,10 +340,11 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
   call.inputs = {util::AbsolutePath(w.sample->task_path), util::AbsolutePath(w.sample->candidate_path)};
   for (const auto& lib : w.prebuilt) call.inputs.push_back(lib.value("library", ""));
   call.devices = gpu ? worker::GpuDevices(gpu->index) : std::vector<std::string>();
+  ApplyRunWrapper(options_.run_wrapper, &call);
   Prestarted own;
   bool used_pre = false;
-  bool same_device = pre && pre->set && (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1) &&
-                     pre->gated == (gate_ != nullptr);
+  bool same_device = call.argv_prefix.empty() && pre && pre->set &&
+                     (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1) && pre->gated == (gate_ != nullptr);
   if (same_device) {
     worker::WorkerCall into = call;
     into.jail = pre->jail;  // inputs staged into the running child's jail

@@ -39,7 +39,8 @@ WorkerConfig LocateWorker(const std::string& exe) {
 
 util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& call) {
   util::ProcessSpec spec;
-  spec.argv = {config.python, "-m", "kz_worker"};
+  spec.argv = call.argv_prefix;
+  spec.argv.insert(spec.argv.end(), {config.python, "-m", "kz_worker"});
   std::string pythonpath = config.package_dir;
   if (const char* p = std::getenv("PYTHONPATH"); p && *p) pythonpath += std::string(":") + p;
   spec.env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"},

@@ -61,6 +61,7 @@ struct WorkerCall {
   std::vector<std::string> shared_writable;  // ... shared with other children (the PCH directory)
   std::vector<std::string> devices;    // /dev nodes it needs (its GPU's)
   std::shared_ptr<sandbox::Jail> jail; // an existing jail (a prestarted child's); null = a new one
+  std::vector<std::string> argv_prefix;  // a command the worker runs under (ncu), "" = none
 };
 
 struct WorkerReply {

@@ -6,7 +6,8 @@
 # --resume to the same result without asking a finished iteration twice, --replay byte for
 # byte, and the bad inputs: a zero budget, a task that cannot be verified (refused before any
 # request), a corrupted run directory, a second run on a busy directory, a new run over an
-# existing one, an endpoint that does not answer (iterations spent, the run goes on).
+# existing one, an endpoint that does not answer (iterations spent, the run goes on); --ncu on
+# a host without ncu (the fallback line in the record and the prompts).
 KZ=$1
 source "$(dirname "$0")/lib.sh"
 W=$(mktemp -d)
@@ -49,6 +50,25 @@ expect_exit 0 "--replay redoes the run from its transcript and verdicts" -- "$KZ
 for f in candidates.jsonl state.json lineage.json curve.tsv best.py best_verdict.json task_check.json; do
   check "replay: $f identical" cmp -s $W/a/$f $W/r/$f
 done
+
+# --ncu where the host has no ncu (issue 21): the kept candidate's record and the prompts that
+# use it as a parent say so; nothing is charged for it; a replay gives the same files.
+expect_exit 0 "--ncu without ncu: the run goes on" -- env KZ_NCU=/nonexistent/ncu "${OPT[@]}" --endpoint "$U" --out $W/n --ncu
+check "--ncu: the kept candidate's profile names the fallback, the prompts carry it" py $W/n <<'PY'
+import json, sys
+d = sys.argv[1]
+rs = {r["id"]: r for r in map(json.loads, open(d + "/candidates.jsonl"))}
+prof = rs["c0"].get("profile")
+print(prof)
+prompts = [json.dumps(json.loads(l)) for l in open(d + "/transcript.jsonl")]
+spent = json.load(open(d + "/state.json"))["budget"]["spent"]
+tot = sum(r.get("spent", {}).get("gpu_s", 0) for r in rs.values())
+sys.exit(not (prof == {"available": False, "reason": "ncu: not installed", "version": "", "seconds": 0.0, "kernels": []}
+              and "profile" not in rs["c1"] and any("ncu: not installed" in p for p in prompts)
+              and json.load(open(d + "/run.json"))["ncu"] is True and abs(spent["gpu_s"] - tot) < 1e-6))
+PY
+expect_exit 0 "--replay of an --ncu run" -- "$KZ" optimize --replay $W/n --out $W/nr
+check "replay of an --ncu run: candidates.jsonl identical" cmp -s $W/n/candidates.jsonl $W/nr/candidates.jsonl
 
 # kill -9 mid-run, then --resume: the same outcomes, no finished iteration asked twice.
 serve slow 1.5; U2=$URL
