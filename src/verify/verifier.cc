@@ -364,7 +364,10 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
   }
   if (pre) *pre = Prestarted();  // consumed (or stale: dropped)
   double gate_held_s = -1;
-  RunJudges judges({options_.integrity, {options_.policy, options_.min_candidate_share}, kMaxTimedCalls});
+  RunJudges judges({options_.integrity,
+                    {options_.policy, options_.min_candidate_share},
+                    kMaxTimedCalls,
+                    TraceRequired(gpu.has_value(), options_.integrity, worker_.runtime_lib)});
   util::ProcessResult proc =
       WaitRunChild(*own.set, id, call.token, gate_.get(), &judges, cancelled_, gate_ ? &gate_held_s : nullptr);
   ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));
