@@ -1,7 +1,7 @@
 #include "generate/refine_load.h"
 
-#include "scoring/verdict_log.h"
 #include "generate/run_log.h"
+#include "scoring/verdict_log.h"
 #include "util/fs.h"
 #include "util/hash.h"
 

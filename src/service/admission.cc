@@ -125,7 +125,8 @@ void Admission::AcceptBatch(PendingBatch& p, AcceptedGroup& g) {
     auto earlier = g.by_key.find(key);
     auto own = mine_by_key.find(key);
     if (earlier != g.by_key.end() && SameInputs(g.fresh[earlier->second], job)) {  // an earlier batch's
-      res.items.push_back({SubmitKind::kExisting, g.fresh[earlier->second].id, store::ToString(store::JobState::kQueued), ""});
+      res.items.push_back(
+          {SubmitKind::kExisting, g.fresh[earlier->second].id, store::ToString(store::JobState::kQueued), ""});
       ++p.deduplicated;
       p.needs_insert = true;
       continue;

@@ -25,8 +25,8 @@ std::string Encode(const json& j) { return util::EncodeFrame(j.dump(-1, ' ', fal
 // Keeps at most `max_bytes` of the channel: a child that writes more has lost its channel.
 class Requests {
  public:
-  Requests(worker::CallSet& set, worker::CallSet::Id id, const std::string& token, GateHub* hub,
-           GpuGate::Holder holder, RunJudges* judges, size_t max_bytes)
+  Requests(worker::CallSet& set, worker::CallSet::Id id, const std::string& token, GateHub* hub, GpuGate::Holder holder,
+           RunJudges* judges, size_t max_bytes)
       : set_(set), id_(id), token_(token), hub_(hub), holder_(holder), judges_(judges), max_bytes_(max_bytes) {}
 
   // Answers the requests among `bytes` (more of the channel). False once the channel has
