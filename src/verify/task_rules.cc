@@ -40,8 +40,9 @@ struct Result {
   std::string status = "ok", reason;
   json error;
 
-  void Add(const std::string& name, const char* status, const std::string& detail, const char* flag = nullptr) {
-    checks.push_back({{"check", name}, {"status", status}, {"detail", detail}});
+  void Add(const std::string& name, const char* check_status, const std::string& detail,
+           const char* flag = nullptr) {
+    checks.push_back({{"check", name}, {"status", check_status}, {"detail", detail}});
     if (flag) flags.push_back(flag);
   }
   // A failing check that stops: status invalid_task, reason "name: detail". Returns false.
