@@ -34,7 +34,7 @@ for step in ${STEPS:-env}; do
     taskcheck) for t in examples/tasks/*.py; do echo "== $t"; timeout 120 build/bin/kz task check --json $t | cut -c1-600; done > $L/taskcheck.txt 2>&1
       grep -c '"status":"ok"' $L/taskcheck.txt; grep -o '"status":"[a-z_]*"' $L/taskcheck.txt | sort | uniq -c ;;
     opt)  # issue 21: the roofline (twice: the second run's ceilings cached), then --ncu
-      for i in 1 2; do OUT=$S/opt$i TASKS=softmax GPU_S=30 BUDGET_S=$(( $(left) - 60 )) bench/optimize/run_gpu.sh > $L/opt$i.txt 2>&1; kill_all; done
+      for i in 1 2; do OUT=$S/opt$i TASKS=softmax GPU_S=$(( 40 - 25 * (i - 1) )) BUDGET_S=$(( $(left) - 60 )) bench/optimize/run_gpu.sh > $L/opt$i.txt 2>&1; kill_all; done
       OUT=$S/optncu TASKS=softmax GPU_S=40 KZ_ARGS=--ncu BUDGET_S=$(( $(left) - 30 )) bench/optimize/run_gpu.sh > $L/optncu.txt 2>&1; kill_all
       grep -h -i "roofline\|ncu\|best\|cached" $L/opt1.txt $L/opt2.txt $L/optncu.txt | cut -c1-220 | tail -20
       for d in opt1 opt2 optncu; do mkdir -p $L/$d; cp -r $S/$d/summary.md $L/$d/ 2>/dev/null

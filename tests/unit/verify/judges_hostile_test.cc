@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trace_records.h"
+#include "verify/judge_fixtures.h"
 #include "util/frame.h"
 #include "util/subprocess.h"
 #include "verify/run_channel.h"
@@ -25,32 +26,13 @@
 namespace kz::verify {
 namespace {
 using namespace trace_test;  // NOLINT(google-build-using-namespace): the record builders
+using judge_test::Measured;
+using judge_test::Verdict;
 
 std::string Repeat(const std::string& s, size_t n) {
   std::string out;
   for (size_t i = 0; i < n; ++i) out += s;
   return out;
-}
-
-json Verdict(const std::string& status, const json& stages) {
-  Sample s{"/t.py", "/c.py", "triton", std::nullopt, "c"};
-  json v = NewVerdict(s, "triton", "task", "cand");
-  v["status"] = status;
-  v["reason"] = "matched the reference on 5 trials";
-  v["stages"] = stages;
-  return v;
-}
-
-json Measured(double ref_ms, double cand_ms, size_t n = 30) {
-  return {{"status", "measured"},
-          {"method", kTimingMethod},
-          {"stop_rule", "stable"},
-          {"stable", true},
-          {"flush_bytes", 268435456},
-          {"reference_ms", std::vector<double>(n, ref_ms)},
-          {"candidate_ms", std::vector<double>(n, cand_ms)},
-          {"reference_host_ms", std::vector<double>(n, ref_ms + 0.09)},
-          {"candidate_host_ms", std::vector<double>(n, cand_ms + 0.09)}};
 }
 
 json Facts(const std::vector<json>& windows) {

@@ -7,6 +7,7 @@
 
 #include "scripted_worker.h"
 #include "trace_records.h"
+#include "verify/judge_fixtures.h"
 #include "verify/cpu_sample.h"
 #include "verify/timing_stats.h"
 #include "verify/verdict.h"
@@ -16,28 +17,8 @@ namespace kz::verify {
 namespace {
 using nlohmann::json;
 using namespace trace_test;  // NOLINT(google-build-using-namespace): the record builders
-
-json Verdict(const std::string& status, const json& stages) {
-  Sample s{"/t.py", "/c.py", "triton", std::nullopt, "c"};
-  json v = NewVerdict(s, "triton", "task", "cand");
-  v["policy"] = "strict";
-  v["status"] = status;
-  v["reason"] = "matched the reference on 5 trials";
-  v["stages"] = stages;
-  return v;
-}
-
-json Measured(double ref_ms, double cand_ms, double cand_gap_ms = 0.09, size_t n = 30) {
-  return {{"status", "measured"},
-          {"method", kTimingMethod},
-          {"stop_rule", "stable"},
-          {"stable", true},
-          {"flush_bytes", 268435456},
-          {"reference_ms", std::vector<double>(n, ref_ms)},
-          {"candidate_ms", std::vector<double>(n, cand_ms)},
-          {"reference_host_ms", std::vector<double>(n, ref_ms + 0.09)},
-          {"candidate_host_ms", std::vector<double>(n, cand_ms + cand_gap_ms)}};
-}
+using judge_test::Measured;
+using judge_test::Verdict;
 
 json TraceFrame(const std::vector<json>& windows) {
   json wire = json::array();
