@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "trace_records.h"
-#include "verify/judge_fixtures.h"
 #include "util/frame.h"
 #include "util/subprocess.h"
+#include "verify/judge_fixtures.h"
 #include "verify/run_channel.h"
 #include "verify/run_judges.h"
 #include "verify/sample.h"

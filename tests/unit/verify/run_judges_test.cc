@@ -7,8 +7,8 @@
 
 #include "scripted_worker.h"
 #include "trace_records.h"
-#include "verify/judge_fixtures.h"
 #include "verify/cpu_sample.h"
+#include "verify/judge_fixtures.h"
 #include "verify/timing_stats.h"
 #include "verify/verdict.h"
 #include "verify/verifier.h"
@@ -23,9 +23,10 @@ using judge_test::Verdict;
 json TraceFrame(const std::vector<json>& windows) {
   json wire = json::array();
   for (const auto& w : windows) wire.push_back(Wire(w));
-  return {{"type", "judge"},
-          {"stage", "trace"},
-          {"facts", {{"library", "/lib/libcupti.so.13"}, {"candidate_kernel_names", {"relu_kernel"}}, {"windows", wire}}}};
+  return {
+      {"type", "judge"},
+      {"stage", "trace"},
+      {"facts", {{"library", "/lib/libcupti.so.13"}, {"candidate_kernel_names", {"relu_kernel"}}, {"windows", wire}}}};
 }
 
 TEST(RunJudges, TimingStatisticsAndSpeedupInTheReason) {
