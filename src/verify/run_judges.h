@@ -32,9 +32,10 @@ struct JudgeOptions {
 };
 
 // Whether a run must have its trace judged (docs/trace.md, "When the trace is required"): on
-// a GPU, with integrity checks on, a native runtime to trace with (`runtime_lib` not empty),
-// and the trace not switched off (KZ_TRACE=0 in this process's environment).
-bool TraceRequired(bool on_gpu, bool integrity, const std::string& runtime_lib);
+// a GPU, with integrity checks on, not a self-check (the reference as its own candidate: the
+// child traces nothing), a native runtime to trace with (`runtime_lib` not empty), and the
+// trace not switched off (KZ_TRACE=0 in this process's environment).
+bool TraceRequired(bool on_gpu, bool integrity, bool self_check, const std::string& runtime_lib);
 
 class RunJudges {
  public:

@@ -40,8 +40,7 @@ struct Result {
   std::string status = "ok", reason;
   json error;
 
-  void Add(const std::string& name, const char* check_status, const std::string& detail,
-           const char* flag = nullptr) {
+  void Add(const std::string& name, const char* check_status, const std::string& detail, const char* flag = nullptr) {
     checks.push_back({{"check", name}, {"status", check_status}, {"detail", detail}});
     if (flag) flags.push_back(flag);
   }

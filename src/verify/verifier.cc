@@ -367,7 +367,7 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
   RunJudges judges({options_.integrity,
                     {options_.policy, options_.min_candidate_share},
                     kMaxTimedCalls,
-                    TraceRequired(gpu.has_value(), options_.integrity, worker_.runtime_lib)});
+                    TraceRequired(gpu.has_value(), options_.integrity, w.sample->self_check, worker_.runtime_lib)});
   util::ProcessResult proc =
       WaitRunChild(*own.set, id, call.token, gate_.get(), &judges, cancelled_, gate_ ? &gate_held_s : nullptr);
   ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));

@@ -215,17 +215,20 @@ TEST(RunJudgesHostile, RequiredTraceNeverJudgedIsNotCorrect) {
   json incorrect = Verdict("incorrect", {{"trace", skipped}});
   RunJudges(required).Apply(incorrect);
   EXPECT_EQ(incorrect["status"], "incorrect");
-  // Not required (no GPU, integrity off, no runtime, KZ_TRACE=0): skipped stays correct.
+  // Not required (no GPU, integrity off, a self-check, no runtime, KZ_TRACE=0): skipped stays correct.
   json cpu = Verdict("correct", {{"trace", skipped}});
   RunJudges({}).Apply(cpu);
   EXPECT_EQ(cpu["status"], "correct");
   ::unsetenv("KZ_TRACE");
-  EXPECT_TRUE(TraceRequired(true, true, "/lib/libkz_runtime.so"));
-  EXPECT_FALSE(TraceRequired(false, true, "/lib/libkz_runtime.so"));
-  EXPECT_FALSE(TraceRequired(true, false, "/lib/libkz_runtime.so"));
-  EXPECT_FALSE(TraceRequired(true, true, ""));
+  EXPECT_TRUE(TraceRequired(true, true, false, "/lib/libkz_runtime.so"));
+  EXPECT_FALSE(TraceRequired(false, true, false, "/lib/libkz_runtime.so"));
+  EXPECT_FALSE(TraceRequired(true, false, false, "/lib/libkz_runtime.so"));
+  EXPECT_FALSE(TraceRequired(true, true, false, ""));
+  // A self-check traces nothing (the H100 run of session 17 found every kz optimize task check
+  // refused as runtime_error before this argument existed).
+  EXPECT_FALSE(TraceRequired(true, true, true, "/lib/libkz_runtime.so"));
   ::setenv("KZ_TRACE", "0", 1);
-  EXPECT_FALSE(TraceRequired(true, true, "/lib/libkz_runtime.so"));
+  EXPECT_FALSE(TraceRequired(true, true, false, "/lib/libkz_runtime.so"));
   ::unsetenv("KZ_TRACE");
 }
 

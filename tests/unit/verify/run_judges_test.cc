@@ -103,7 +103,7 @@ TEST(RunJudges, PassingTraceIsKeptAndChecked) {
 }
 
 TEST(RunJudges, MalformedTraceFactsAreRefused) {
-  auto refused = [](json frame, const std::string& expect, bool judged = true) {
+  auto refused = [](const json& frame, const std::string& expect, bool judged = true) {
     RunJudges judges({});
     json reply = judges.Answer(frame);
     EXPECT_EQ(reply["verdict"], "invalid") << frame.dump().substr(0, 200);
