@@ -12,11 +12,13 @@ CXX=${CXX:-g++}
 FLAGS=(-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
        -Isrc -Itests/unit -DKZ_SOURCE_DIR=\"$PWD\")
 # Binary 1: child processes, the GPU gate and its enforcement, the run child's channel and the
-# judges over its untrusted facts (trace rules, timing statistics), the budget ledger (threads).
+# judges over its untrusted facts (trace rules, timing statistics, the task check's rules), the
+# budget ledger (threads).
 PROC_SRC=(src/util/subprocess.cc src/util/spawn.cc src/util/frame.cc src/util/proc_stats.cc src/util/log.cc
           src/util/fs.cc src/verify/gpu_gate.cc src/verify/gate_hub.cc src/verify/run_channel.cc src/verify/run_judges.cc
           src/verify/trace_judge.cc src/verify/trace_joins.cc src/verify/trace_names.cc src/verify/trace_facts.cc
           src/verify/timing_stats.cc src/verify/verdict.cc src/verify/status.cc src/optimize/budget_ledger.cc
+          src/verify/task_facts.cc src/verify/task_rules.cc tests/unit/verify/task_rules_test.cc
           tests/unit/util/subprocess_test.cc tests/unit/verify/gate_hub_test.cc tests/unit/verify/gpu_gate_test.cc
           tests/unit/verify/timing_stats_test.cc tests/unit/verify/trace_judge_test.cc tests/unit/verify/trace_joins_test.cc
           tests/unit/optimize/budget_ledger_test.cc)
@@ -24,9 +26,9 @@ PROC_SRC=(src/util/subprocess.cc src/util/spawn.cc src/util/frame.cc src/util/pr
 # diagnostics, short-term memory, mutation rule and the experience library (SQLite).
 MATH_SRC=(src/rewards/ca_grpo.cc src/rewards/frontier.cc src/rewards/multi_turn.cc src/rewards/retry_buffer.cc
           src/rewards/mirror_pop.cc src/rewards/rft_select.cc src/util/frame.cc src/util/hash.cc src/util/fs.cc
-          src/optimize/islands.cc src/optimize/dedup.cc src/optimize/diagnostics.cc src/verify/feedback.cc src/optimize/short_memory.cc
-          src/optimize/mutation.cc src/optimize/experience.cc src/generate/prompt.cc src/bench/generations.cc
-          src/bench/suite.cc
+          src/optimize/islands.cc src/optimize/dedup.cc src/optimize/diagnostics.cc src/verify/feedback.cc src/verify/ncu_report.cc src/optimize/short_memory.cc
+          src/optimize/mutation.cc src/optimize/experience.cc src/generate/prompt.cc src/scoring/generations.cc
+          src/scoring/suite.cc
           tests/unit/rewards/ca_grpo_test.cc tests/unit/rewards/frontier_test.cc tests/unit/rewards/multi_turn_test.cc
           tests/unit/util/frame_test.cc
           tests/unit/util/hash_test.cc tests/unit/optimize/islands_test.cc tests/unit/optimize/dedup_test.cc

@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 CXX=${CLANGXX:-clang++}
 command -v "$CXX" >/dev/null || { echo "thread_safety: $CXX not found (scripts/setup.sh installs clang)"; exit 1; }
 FILES=(src/optimize/budget_ledger.cc src/generate/replay_endpoint.cc src/generate/openai_endpoint.cc src/store/job_store.cc src/queue/job_queue.cc
-       src/queue/job_queue_worker.cc src/service/scheduler.cc src/service/scheduler_submit.cc
-       src/service/scheduler_remote.cc src/service/scheduler_run.cc)
+       src/queue/job_queue_worker.cc src/queue/queue_worker.cc src/queue/verdict_reader.cc src/service/admission.cc
+       src/service/execution.cc src/service/execution_jobs.cc src/service/execution_remote.cc src/service/execution_run.cc)
 rc=0
 # The check itself must bite: an unlocked write to a GUARDED_BY member has to be refused.
 probe='#include "util/thread_annotations.h"

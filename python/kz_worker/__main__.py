@@ -19,7 +19,7 @@ from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
 
 OPS = ("extract", "build", "run", "screen", "baseline", "task_check", "footprint", "module_scan",
-       "validate", "calibrate", "build_facts", "cusplit", "embed")
+       "validate", "calibrate", "build_facts", "embed")
 
 
 def _protocol_error(message: str) -> dict:
@@ -51,9 +51,6 @@ def handle(request: dict, channel: Channel) -> dict:
         if op == "build_facts":
             from .build_facts import build_facts_op
             return build_facts_op(request)
-        if op == "cusplit":
-            from .cusplit import cusplit_op
-            return cusplit_op(request)
         if op == "screen":
             from .screen import screen_op
             return screen_op(request)

@@ -19,10 +19,10 @@ import ast
 import os
 import textwrap
 
-from . import static_extract
 from .inline_fields import call_digest, fields_of
 from .probe import probe
 from .protocol import ProtocolError
+from .screen import static_extract
 
 MAX_SOURCE_BYTES = 8 << 20
 _SOURCE_FIELDS = ("cpp_sources", "cuda_sources")
@@ -129,6 +129,17 @@ def extract_op(request: dict) -> dict:
         return {"type": "result", "ok": False, "error": error}
     annotate_source_lines(calls, path)
     return {"type": "result", "ok": True, "calls": calls, "env": env_info(), "extracted": how}
+
+
+def static_result(path: str, limit: int = MAX_SOURCE_BYTES):
+    """{"calls", "env", "extracted": "static"} as `extract_op` answers when the static
+    reading is sure and the sources fit `limit`, else None (the extraction child decides).
+    Never imports torch, never runs the candidate: the screen op calls it."""
+    calls = _static_calls(path)
+    if calls is None or _too_large(calls, limit) is not None:
+        return None
+    annotate_source_lines(calls, path)
+    return {"calls": calls, "env": env_info(), "extracted": "static"}
 
 
 def _static_calls(path: str):

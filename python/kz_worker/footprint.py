@@ -325,17 +325,6 @@ def budget(fp: dict, available) -> dict:
             "complete": complete, "fits": fits}
 
 
-def human_bytes(n) -> str:
-    """1536 -> '1.5 KiB' (for reasons and details)."""
-    if n is None:
-        return "?"
-    units, value = ("B", "KiB", "MiB", "GiB", "TiB", "PiB"), float(n)
-    power = 0
-    while abs(value) >= 1024 and power < len(units) - 1:
-        value, power = value / 1024, power + 1
-    return f"{int(value)} B" if power == 0 else f"{value:.1f} {units[power]}"
-
-
 def _kib_field(path: str, key: str):
     """Bytes of the `key: N kB` line of a /proc file (meminfo, self/status), or None."""
     try:

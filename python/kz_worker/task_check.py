@@ -1,17 +1,18 @@
-"""Op `task_check`: can kz judge this task on this device, and what does it cost?
-(`kz task check`, docs/worker-protocol.md; reused by the curriculum's validation.)
+"""Op `task_check`: the facts kz needs to tell whether it can judge a task on this device,
+and what that costs (`kz task check`, docs/worker-protocol.md; its reference runs are reused
+by the curriculum's validation). Facts only: kz builds the checks, flags and verdict
+(src/verify/task_rules.h).
 
-Steps, each only after the previous one passed (a failing check makes the status
-`invalid_task`; warnings only add flags):
+Steps, each only after the previous one completed:
 1. load the task (`loader.load_task`); 2. its footprint, nothing allocated (`footprint.measure`);
-3. the up-front rule (`footprint.budget`: 3 x (inputs + outputs) + 2 x params) must fit the
-   memory available (cuda: torch.cuda.mem_get_info's free; cpu: `footprint.host_memory`),
-   else refused before any task tensor exists;
+3. the up-front rule (`footprint.budget`: 3 x (inputs + outputs) + 2 x params against the
+   memory available: cuda, torch.cuda.mem_get_info's free; cpu, `footprint.host_memory`): the
+   one rule applied here, since it must stop the child before any task tensor exists;
 4. the reference on the device (`run_reference`): time and peak memory of a forward,
-   determinism, input sensitivity, finite outputs, the weak-task flag, and the measured rule
-   (reference peak + 2 x (inputs + outputs) + params).
+   determinism, input sensitivity, finite outputs, the weak-task text, the peak after them.
+A failing step ends the facts with `stop` (where, and the failure's reason and error).
 
-The result object's version is VERSION; fields are documented in docs/worker-protocol.md.
+The facts' version is VERSION.
 """
 
 import time
@@ -23,11 +24,9 @@ from . import footprint, inputs, loader
 from .compare import tolerance
 from .correctness import call_reference, seed_all, synchronize
 from .failure import Failure
-from .footprint import RULE, human_bytes
 from .protocol import ProtocolError
 
-VERSION = 1
-MEASURED_RULE = "reference peak + 2 x (inputs + outputs) + params"
+VERSION = 2  # of the facts (docs/worker-protocol.md); the task_check object is built by kz
 # "close": within the verifier's default tolerance for the dtype (docs/verdict.md), so the
 # verifier would take the two outputs for the same (reduction order, atomics on a GPU).
 _DEFAULT_TOLERANCES = types.SimpleNamespace(atol=None, rtol=None, rel_l2=None)
@@ -177,74 +176,6 @@ def run_reference(model, make, seed: int, device, meter) -> dict:
     return facts
 
 
-def _num(x) -> str:
-    return "?" if x is None else f"{x:.3g}"
-
-
-def _nbytes(value) -> int:
-    return sum(t.numel() * t.element_size() for t in _tensors(value))
-
-
-class _State:
-    """The result being built: checks in order; the first failing one decides."""
-
-    def __init__(self, task_path: str):
-        self.task_path = task_path
-        self.checks, self.flags = [], []
-        self.footprint = self.budget = self.reference = None
-        self.device = {}
-        self.status, self.reason, self.error = "ok", None, None
-
-    def add(self, name: str, status: str, detail: str, flag: str | None = None) -> None:
-        self.checks.append({"check": name, "status": status, "detail": detail})
-        if flag:
-            self.flags.append(flag)
-
-    def refuse(self, name: str, detail: str, flag: str | None = None):
-        """Record a failing check and stop: status invalid_task, reason `detail`."""
-        self.add(name, "fail", detail, flag)
-        raise Failure("invalid_task", None, f"{name}: {detail}")
-
-    def result(self, seconds: float) -> dict:
-        return {"version": VERSION, "status": self.status, "reason": self.reason,
-                "task": {"path": self.task_path}, "footprint": self.footprint,
-                "budget": self.budget, "device": self.device, "reference": self.reference,
-                "checks": self.checks, "flags": self.flags, "error": self.error,
-                "seconds": round(seconds, 6)}
-
-
-def _load(state: _State):
-    try:
-        task = loader.load_task(state.task_path)
-    except Failure as failure:
-        state.add("load", "fail", failure.reason)
-        raise
-    state.add("load", "pass", "Model, get_inputs and get_init_inputs defined")
-    return task
-
-
-def _footprint_checks(state: _State, fp: dict) -> None:
-    """Checks `footprint` and `fits` (the up-front rule); refuses a task that cannot fit."""
-    b, dev = state.budget, state.device
-    if fp["method"] == "unknown":
-        state.add("footprint", "warn", f"not measurable before allocation: {fp['reason']}",
-                  "footprint_unknown")
-    else:
-        sizes = ", ".join(f"{k} {human_bytes(fp[k]['bytes'])}"
-                          for k in ("inputs", "params", "outputs"))
-        state.add("footprint", "pass", f"{fp['method']}: {sizes}")
-    where = f"{human_bytes(b['available_bytes'])} available ({dev.get('available_source')})"
-    numbers = f"needs {human_bytes(b['need_bytes'])} = {RULE}"
-    if b["fits"] is False:
-        lower = "" if b["complete"] else " (a lower bound: outputs unknown)"
-        state.refuse("fits", f"{numbers}{lower}, more than the {where}", "too_large")
-    if b["fits"] is None:
-        state.add("fits", "skip", f"footprint incomplete ({numbers} known so far); the run's own "
-                  "limits apply")
-    else:
-        state.add("fits", "pass", f"{numbers}, {where}")
-
-
 def _build(task, device, seed: int):
     """Model(*get_init_inputs()) as the verifier builds it: seeded, on a GPU under
     `torch.device(device)` (parameters made there), on the host when that raises; moved."""
@@ -266,120 +197,58 @@ def _build(task, device, seed: int):
                                      "task: moving Model to the device", exc) from None
 
 
-def _determinism_checks(state: _State, facts: dict) -> None:
-    """Checks `reference_runs`, `inputs_reproducible`, `deterministic`, `input_sensitive`;
-    refuses a reference whose inputs or output depend on more than the seed."""
-    note = f"inputs made on the {facts['inputs_generated']}"
-    if facts["inputs_fallback_reason"]:
-        note += f" ({facts['inputs_fallback_reason']})"
-    state.add("reference_runs", "pass", f"{facts['seconds'] * 1e3:.4g} ms a call (first "
-              f"{facts['first_call_s'] * 1e3:.4g} ms), peak {human_bytes(facts['peak_bytes'])}; "
-              f"{note}")
-    if not facts["inputs_reproducible"]:
-        state.refuse("inputs_reproducible", "get_inputs() gives other inputs under the same seed",
-                     "nondeterministic")
-    repeat, diff = facts["repeat"], facts["max_abs_diff"]
-    if repeat == "differ":
-        why = ("the forward draws random numbers (dropout in training mode, randperm, ...): "
-               "its output changes with the RNG state") if facts["reseeded"] == "equal" else \
-            "two calls on the same inputs, even re-seeded, give different outputs"
-        state.refuse("deterministic", f"{why} (max |diff| {_num(diff)})", "nondeterministic")
-    if repeat == "close":
-        state.add("deterministic", "warn", f"not bitwise reproducible, within the verifier's "
-                  f"tolerance (max |diff| {diff:.3g}; reduction order or atomics)",
-                  "not_bitwise_reproducible")
-    else:
-        state.add("deterministic", "pass",
-                  "the same inputs give the same output under any RNG state")
-    if facts["input_sensitive"]:
-        state.add("input_sensitive", "pass", "another seed gives another output")
-        return
-    diff = facts["sensitivity_max_abs_diff"]
-    same = "identical" if diff == 0 else \
-        f"within the verifier's tolerance (max |diff| {_num(diff)})"
-    why = "the output does not depend on the inputs" if facts["inputs_vary"] else \
-        "get_inputs gives the same inputs for every seed"
-    state.add("input_sensitive", "warn", f"{why}: outputs for two seeds are {same}",
-              "input_insensitive")
+def _nbytes(value) -> int:
+    return sum(t.numel() * t.element_size() for t in _tensors(value))
 
 
-def _output_checks(state: _State, facts: dict, output) -> None:
-    """Checks `finite` and `weak_task` (warnings: kz can judge, but says little)."""
+def _stop(at: str, failure: Failure | None = None, oom: bool = False) -> dict:
+    """The facts' `stop`: where the child stopped, the failure's reason and error."""
+    if failure is None:
+        return {"at": at}
+    out = {"at": at, "reason": failure.reason, "error": failure.error()}
+    return {**out, "out_of_memory": oom} if at == "reference" else out
+
+
+def _reference(task, device, options: dict, facts: dict) -> None:
+    """The reference's facts, with the finite and weak outputs and the peak after them."""
     from .extra_checks import weak_task
-    facts["finite"] = _finite(output)
-    if facts["finite"]:
-        state.add("finite", "pass", "every output is finite")
-    else:
-        state.add("finite", "warn", "the output holds NaN or Inf", "non_finite")
-    facts["weak_task"] = weak_task(output)
-    if facts["weak_task"]:
-        state.add("weak_task", "warn", facts["weak_task"], "weak_task")
-    else:
-        state.add("weak_task", "pass", "the output is neither near zero nor near-constant")
-
-
-def _measured_checks(state: _State, facts: dict, fp: dict) -> None:
-    """Checks `fits_measured` (the reference's peak plus the candidate's copies must fit)
-    and `footprint_matches` (the real sizes are the measured ones)."""
-    params = (fp.get("params") or {}).get("bytes", 0)
-    need = facts["peak_bytes"] + 2 * (facts["inputs"]["bytes"] + facts["outputs"]["bytes"]) + params
-    available = state.budget["available_bytes"]
-    state.budget.update(measured_rule=MEASURED_RULE, measured_need_bytes=need)
-    detail = f"needs {human_bytes(need)} = {MEASURED_RULE}, {human_bytes(available)} available"
-    if available is not None and need > available:
-        state.refuse("fits_measured", detail, "too_large")
-    state.add("fits_measured", "pass" if available is not None else "skip", detail)
-    if fp["method"] == "unknown":
-        return
-    for key in ("inputs", "outputs"):
-        group, real = fp[key], facts[key]
-        if (group["count"], group["bytes"]) != (real["count"], real["bytes"]):
-            state.add("footprint_matches", "warn", f"{key}: footprint {group['count']} tensors, "
-                      f"{human_bytes(group['bytes'])}; real {real['count']}, "
-                      f"{human_bytes(real['bytes'])}", "footprint_mismatch")
-            return
-    state.add("footprint_matches", "pass", "the real inputs and outputs have the measured sizes")
-
-
-def _execute(state: _State, device, options: dict, channel) -> None:
-    task = _load(state)
-    fp = state.footprint = footprint.measure(task)
-    state.device = device_facts(device, options)
-    state.budget = footprint.budget(fp, state.device.get("available_bytes"))
-    _footprint_checks(state, fp)  # may refuse: then the result frame carries it all
-    channel.event("footprint", {"footprint": fp, "budget": state.budget, "device": state.device,
-                                "checks": list(state.checks), "flags": list(state.flags)})
     meter = footprint.PeakMeter(device)
     meter.start()
     try:
         model = _build(task, device, options["seed"])
-        facts = run_reference(model, InputMaker(task, device), options["seed"], device, meter)
+        ref = run_reference(model, InputMaker(task, device), options["seed"], device, meter)
     except Failure as failure:
         oom = "OutOfMemoryError" in failure.reason or "can't allocate memory" in failure.reason
-        state.add("reference_runs", "fail", failure.reason, "too_large" if oom else None)
-        raise
-    output = facts.pop("output")
-    state.reference = facts
-    _determinism_checks(state, facts)
-    _output_checks(state, facts, output)
+        facts["stop"] = _stop("reference", failure, oom)
+        return
+    output = ref.pop("output")
+    ref["finite"], ref["weak_task"] = _finite(output), weak_task(output)
     del output
-    facts["check_peak_bytes"] = meter.peak()
-    _measured_checks(state, facts, fp)
-    channel.event("reference", facts)
+    ref["check_peak_bytes"] = meter.peak()
+    facts["reference"] = ref
 
 
-def _summary(state: _State) -> str:
-    ref, b = state.reference, state.budget
-    text = (f"kz can judge this task on {state.device.get('name') or state.device.get('kind')}: "
-            f"{ref['seconds'] * 1e3:.4g} ms a call, peak {human_bytes(ref['peak_bytes'])}, "
-            f"needs {human_bytes(b.get('measured_need_bytes'))} of "
-            f"{human_bytes(b['available_bytes'])}")
-    return text + (f"; flags: {', '.join(state.flags)}" if state.flags else "")
+def _execute(task_path: str, device, options: dict, channel, facts: dict) -> None:
+    try:
+        task = loader.load_task(task_path)
+    except Failure as failure:
+        facts["stop"] = _stop("load", failure)
+        return
+    fp = facts["footprint"] = footprint.measure(task)
+    facts["device"] = device_facts(device, options)
+    facts["budget"] = footprint.budget(fp, facts["device"].get("available_bytes"))
+    if facts["budget"]["fits"] is False:  # the up-front rule: stop before any task tensor exists
+        facts["stop"] = _stop("fits")
+        return
+    channel.event("footprint", {k: facts[k] for k in ("footprint", "budget", "device")})
+    _reference(task, device, options, facts)
+    if facts["reference"] is not None:
+        channel.event("reference", facts["reference"])
 
 
 def task_check_op(request: dict, channel) -> dict:
     """Handle a `task_check` request: events `footprint` and `reference` as they are
-    known, then {"ok": true, "task_check": {...}} (docs/worker-protocol.md); ok false only
+    known, then {"ok": true, "task_facts": {...}} (docs/worker-protocol.md); ok false only
     for a cuda request without a visible GPU (kind not_run)."""
     task_path, device_name, options = parse_request(request)
     start = time.monotonic()
@@ -390,11 +259,9 @@ def task_check_op(request: dict, channel) -> dict:
                 "kind": "not_run", "message": "device cuda requested but no GPU is visible"}}
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
-    state = _State(task_path)
-    try:
-        with torch.no_grad():
-            _execute(state, device, options, channel)
-        state.reason = _summary(state)
-    except Failure as failure:
-        state.status, state.reason, state.error = "invalid_task", failure.reason, failure.error()
-    return {"type": "result", "ok": True, "task_check": state.result(time.monotonic() - start)}
+    facts = {"version": VERSION, "stop": None, "footprint": None, "budget": None, "device": {},
+             "reference": None}
+    with torch.no_grad():
+        _execute(task_path, device, options, channel, facts)
+    facts["seconds"] = round(time.monotonic() - start, 6)
+    return {"type": "result", "ok": True, "task_facts": facts}

@@ -1,11 +1,10 @@
-"""Ops `build_facts` and `cusplit`, which kz's C++ build driver calls (src/compile/
-build_facts.h, driver_call.cc); the driver's own tests are C++ (tests/unit/compile)."""
+"""Op `build_facts`, which kz's C++ build driver calls (src/compile/build_facts.h,
+driver_call.cc); the driver's own tests, and those of its cuda.cu split, are C++
+(tests/unit/compile)."""
 
 import os
 
-from kz_worker import build_facts, cusplit
-
-KERNEL = "__global__ void k(float* x) { x[0] = 1; }\nvoid run(float* x) { k<<<1, 1>>>(x); }\n"
+from kz_worker import build_facts
 
 
 def test_template_has_placeholders_and_renders_back():
@@ -16,14 +15,6 @@ def test_template_has_placeholders_and_renders_back():
     assert name == "ext"
     assert "@KZ_NAME@" in template and "@KZ_DIR@/main.cpp" in template and "some$ dir" not in template
     assert build_facts.make_template("no default here", d)[0] is None
-
-
-def test_cusplit_op_splits_or_says_why():
-    r = cusplit.cusplit_op({"source": "#include <torch/types.h>\n" + KERNEL})
-    assert r["ok"] and r["split"]["kernels"] == ["k"]
-    assert "__cudaPushCallConfiguration" in r["split"]["host"]
-    r = cusplit.cusplit_op({"source": "int x;\n"})
-    assert r["ok"] and r["split"] is None and r["reason"]
 
 
 def test_build_facts_reports_torchs_ninja_file_and_probe_files(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from kz_worker import extract as extract_mod
-from kz_worker import static_extract
+from kz_worker.screen import static_extract
 from kz_worker.inline_fields import call_digest, fields_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -92,3 +92,36 @@ def test_extract_op_says_how_it_extracted(tmp_path):
     path.write_text(module('ext = load_inline("e", "cpp", cuda_sources="k" * int("1"))\n'))
     result = extract_mod.extract_op({"candidate_path": str(path)})
     assert result["ok"] and result["extracted"] == "ran"
+
+
+def test_screen_op_reads_the_calls_in_the_same_child(tmp_path):
+    """One op: with extract=true the screen answers the calls as the extract op would, only
+    when the static reading is sure and the screen passes; otherwise no calls (extract runs)."""
+    from kz_worker.screen import screen_op
+    path = tmp_path / "c.py"
+
+    def candidate(line):
+        return HEAD + line + "\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n" \
+            "        return ext.f(x)\n"
+    path.write_text(candidate('ext = load_inline("e", "cpp", cuda_sources="__global__ void k() {}", functions=["f"])'))
+    request = {"candidate_path": str(path), "backend": "cuda", "extract": True}
+    screened, extracted = screen_op(request), extract_mod.extract_op({"candidate_path": str(path)})
+    assert screened["screen"]["verdict"] == "pass"
+    assert {k: screened[k] for k in ("calls", "env", "extracted")} == \
+        {k: extracted[k] for k in ("calls", "env", "extracted")}
+    assert "calls" not in screen_op({**request, "extract": False})
+    path.write_text(candidate('ext = load_inline("e", "cpp", cuda_sources="__global__ void k() {}" * int("1"), functions=["f"])'))
+    assert screen_op(request)["screen"]["verdict"] == "pass" and "calls" not in screen_op(request)
+    path.write_text(candidate('import ctypes\next = load_inline("e", "cpp", cuda_sources="__global__ void k() {}", functions=["f"])'))
+    rejected = screen_op(request)
+    assert rejected["screen"]["verdict"] == "reject" and "calls" not in rejected
+
+
+def test_exact_mode_types_and_helpers():
+    """The exact mode keeps types ("1" + 1 is unknown, not "11") and applies helpers."""
+    assert static_extract.extract(module('ext = load_inline("e", "a" + 1)\n')) is None
+    assert static_extract.extract(module('ext = load_inline("e", f"{1.5}")\n')) is None
+    assert static_extract.extract(module('ext = load_inline("e", f"{\'x\'!r}")\n')) is None
+    assert static_extract.extract(module('ext = load_inline("e", {[1]: 2})\n')) is None
+    found = static_extract.extract(module('s = "  a\\n"\next = load_inline("e", s.strip(), functions={"f": "doc"})\n'))
+    assert found == [{"name": "e", "cpp_sources": "a", "functions": {"f": "doc"}}]

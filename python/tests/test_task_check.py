@@ -1,5 +1,6 @@
-"""Op `task_check` on the CPU: the footprint first, refusal before allocation, the
-reference's time and peak, determinism, input sensitivity, finite and weak outputs."""
+"""Op `task_check` on the CPU: the facts only (kz judges them, tests/unit/verify/
+task_rules_test.cc): the footprint first, the stop before allocation, the reference's time
+and peak, determinism, input sensitivity, finite and weak outputs, where a failure stopped."""
 
 import json
 
@@ -13,154 +14,147 @@ from test_footprint import CONV, ELEMENTWISE, simple, write_task
 
 
 def check(path, **options):
-    """The task_check object and the recorded events of an in-process run."""
+    """The task_facts object and the recorded events of an in-process run."""
     channel = RecordingChannel()
     result = task_check.task_check_op(
         {"op": "task_check", "task_path": path, "device": "cpu", "options": options}, channel)
     assert result["type"] == "result" and result["ok"], result
     json.dumps(result, allow_nan=False)
-    return result["task_check"], channel.events
+    return result["task_facts"], channel.events
 
 
-def statuses(tc) -> dict:
-    return {c["check"]: c["status"] for c in tc["checks"]}
-
-
-def test_elementwise_task_is_ok(tmp_path):
-    tc, events = check(write_task(tmp_path, ELEMENTWISE))
-    assert tc["version"] == 1 and tc["status"] == "ok" and tc["error"] is None, tc
-    assert all(s == "pass" for s in statuses(tc).values()), tc["checks"]
-    assert tc["flags"] == [] and "kz can judge this task" in tc["reason"]
-    ref = tc["reference"]
+def test_elementwise_task_facts(tmp_path):
+    tf, events = check(write_task(tmp_path, ELEMENTWISE))
+    assert tf["version"] == 2 and tf["stop"] is None and tf["seconds"] > 0, tf
+    assert "checks" not in tf and "status" not in tf and "flags" not in tf  # kz judges
+    ref = tf["reference"]
     assert ref["deterministic"] and ref["input_sensitive"] and ref["finite"]
-    assert ref["weak_task"] is None
+    assert ref["repeat"] == "equal" and ref["reseeded"] is None and ref["inputs_vary"]
+    assert ref["inputs_reproducible"] and ref["weak_task"] is None
     assert ref["seconds"] > 0 and ref["peak_bytes"] > 0 and ref["inputs_generated"] == "host"
+    assert ref["check_peak_bytes"] >= ref["peak_bytes"]
     assert ref["outputs"] == {"count": 1, "bytes": 65536} and not ref["writes_inputs"]
-    assert tc["footprint"]["method"] == "meta" and tc["budget"]["fits"] is True
-    assert tc["budget"]["need_bytes"] == 3 * (65536 + 65536)
-    assert tc["device"]["kind"] == "cpu" and tc["device"]["available_bytes"] > 0
+    assert tf["footprint"]["method"] == "meta" and tf["budget"]["fits"] is True
+    assert tf["budget"]["need_bytes"] == 3 * (65536 + 65536)
+    assert tf["device"]["kind"] == "cpu" and tf["device"]["available_bytes"] > 0
     assert [e["stage"] for e in events] == ["footprint", "reference"]
-    assert [c["check"] for c in events[0]["data"]["checks"]] == ["load", "footprint", "fits"]
+    assert set(events[0]["data"]) == {"footprint", "budget", "device"}
+    assert events[1]["data"] == ref
 
 
 def test_conv_task(tmp_path):
     body = CONV.replace("torch.randn(16, 3, 256, 256)", "torch.randn(2, 3, 32, 32)")
-    tc, _ = check(write_task(tmp_path, body))
-    assert tc["status"] == "ok", tc["reason"]
-    assert tc["footprint"]["params"]["count"] == 7
-    assert tc["budget"]["need_bytes"] == 3 * (2 * 3 * 32 * 32 * 4 + 2 * 64 * 30 * 30 * 4) + \
-        2 * tc["footprint"]["params"]["bytes"]
-    assert statuses(tc)["footprint_matches"] == "pass"
+    tf, _ = check(write_task(tmp_path, body))
+    assert tf["stop"] is None and tf["footprint"]["params"]["count"] == 7
+    assert tf["budget"]["need_bytes"] == 3 * (2 * 3 * 32 * 32 * 4 + 2 * 64 * 30 * 30 * 4) + \
+        2 * tf["footprint"]["params"]["bytes"]
+    for key in ("inputs", "outputs"):
+        group = tf["footprint"][key]
+        assert (group["count"], group["bytes"]) == (tf["reference"][key]["count"],
+                                                    tf["reference"][key]["bytes"])
 
 
-def test_data_dependent_shapes_run_with_a_warning(tmp_path):
+def test_data_dependent_shapes_run(tmp_path):
     inputs = "[torch.randn(int((torch.randn(100) > 0).sum()), 10)]"
-    tc, _ = check(write_task(tmp_path, simple("x[0] * 2", inputs)))
-    assert tc["status"] == "ok" and tc["footprint"]["method"] == "unknown"
-    assert statuses(tc)["footprint"] == "warn" and statuses(tc)["fits"] == "skip"
-    assert "footprint_unknown" in tc["flags"] and tc["footprint"]["reason"]
-    assert "footprint_matches" not in statuses(tc)
+    tf, _ = check(write_task(tmp_path, simple("x[0] * 2", inputs)))
+    assert tf["stop"] is None and tf["footprint"]["method"] == "unknown"
+    assert tf["footprint"]["reason"] and tf["budget"]["fits"] is None
+    assert not tf["budget"]["complete"] and tf["reference"]["finite"]
 
 
-def test_task_larger_than_memory_is_refused_before_allocation(tmp_path):
-    tc, events = check(write_task(tmp_path, simple("torch.relu(x[0])", "[torch.randn(10**13)]")))
-    assert tc["status"] == "invalid_task" and tc["reference"] is None
-    assert tc["footprint"]["inputs"]["bytes"] == 4 * 10**13  # ~40 TB, never allocated
-    assert tc["checks"][-1]["check"] == "fits" and tc["checks"][-1]["status"] == "fail"
-    assert tc["reason"].startswith("fits: needs ") and "TiB" in tc["reason"]
-    assert tc["flags"] == ["too_large"] and tc["budget"]["fits"] is False
-    assert events == []  # refused: the result frame carries everything
+def test_task_larger_than_memory_stops_before_allocation(tmp_path):
+    tf, events = check(write_task(tmp_path, simple("torch.relu(x[0])", "[torch.randn(10**13)]")))
+    assert tf["stop"] == {"at": "fits"} and tf["reference"] is None
+    assert tf["footprint"]["inputs"]["bytes"] == 4 * 10**13  # ~40 TB, never allocated
+    assert tf["budget"]["fits"] is False and tf["budget"]["need_bytes"] == 3 * 8 * 10**13
+    assert events == []  # stopped: the result frame carries everything
 
 
 def test_child_host_limit_is_the_budget(tmp_path):
     rss = task_check.footprint.host_memory(None)["rss_bytes"]
     path = write_task(tmp_path, simple("x[0] + 1", "[torch.randn(16 << 20)]"))  # 64 MiB each way
-    tc, _ = check(path, host_limit_bytes=rss + (256 << 20))
-    assert tc["status"] == "invalid_task" and tc["device"]["available_source"] == "host_limit"
-    assert "host_limit" in tc["reason"]
+    tf, _ = check(path, host_limit_bytes=rss + (256 << 20))
+    assert tf["stop"] == {"at": "fits"} and tf["device"]["available_source"] == "host_limit"
 
 
-def test_dropout_in_training_mode_is_nondeterministic(tmp_path):
+def test_dropout_in_training_mode_differs_but_not_re_seeded(tmp_path):
     body = simple("torch.nn.functional.dropout(x[0], 0.5, training=True)", "[torch.ones(64, 64)]")
-    tc, _ = check(write_task(tmp_path, body))
-    assert tc["status"] == "invalid_task" and "nondeterministic" in tc["flags"]
-    assert statuses(tc)["deterministic"] == "fail" and "draws random numbers" in tc["reason"]
-    assert tc["reference"]["reseeded"] == "equal"  # reproducible only when re-seeded
+    tf, _ = check(write_task(tmp_path, body))
+    ref = tf["reference"]
+    assert ref["repeat"] == "differ" and not ref["deterministic"]
+    assert ref["reseeded"] == "equal"  # reproducible only when re-seeded
+    assert ref["max_abs_diff"] > 0
 
 
-def test_randperm_is_nondeterministic(tmp_path):
+def test_randperm_differs(tmp_path):
     body = simple("x[0][torch.randperm(x[0].shape[0])]", "[torch.randn(64, 8)]")
-    tc, _ = check(write_task(tmp_path, body))
-    assert tc["status"] == "invalid_task" and "nondeterministic" in tc["flags"]
+    tf, _ = check(write_task(tmp_path, body))
+    assert tf["reference"]["repeat"] == "differ" and tf["reference"]["reseeded"] == "equal"
 
 
-def test_rounding_level_differences_only_warn(tmp_path):
+def test_rounding_level_differences_are_close(tmp_path):
     # A forward that differs between calls by less than fp32's tolerance (as GPU atomics do).
     body = "import time\n" + simple("x[0] + (time.perf_counter_ns() % 997 + 1) * 1e-9",
                                     "[torch.randn(64)]")
-    tc, _ = check(write_task(tmp_path, body))
-    assert tc["status"] == "ok" and "not_bitwise_reproducible" in tc["flags"]
-    assert statuses(tc)["deterministic"] == "warn" and tc["reference"]["repeat"] == "close"
+    tf, _ = check(write_task(tmp_path, body))
+    ref = tf["reference"]
+    assert ref["repeat"] == "close" and ref["deterministic"] and 0 < ref["max_abs_diff"] < 1e-4
 
 
 def test_output_that_changes_even_when_re_seeded(tmp_path):
     body = "import time\n" + simple("x[0] + time.perf_counter_ns() % 997 + 1", "[torch.randn(64)]")
-    tc, _ = check(write_task(tmp_path, body))
-    assert tc["status"] == "invalid_task" and "even re-seeded" in tc["reason"]
-    assert tc["reference"]["reseeded"] == "differ"
+    tf, _ = check(write_task(tmp_path, body))
+    assert tf["reference"]["repeat"] == "differ" and tf["reference"]["reseeded"] == "differ"
 
 
 def test_inputs_not_reproducible_under_a_seed(tmp_path):
     body = "import os\n" + simple(
         "x[0] * 2", "[torch.frombuffer(bytearray(os.urandom(64)), dtype=torch.float32)]")
-    tc, _ = check(write_task(tmp_path, body))
-    assert tc["status"] == "invalid_task" and statuses(tc)["inputs_reproducible"] == "fail"
+    tf, _ = check(write_task(tmp_path, body))
+    assert tf["reference"]["inputs_reproducible"] is False
 
 
 def test_tuple_of_1000_outputs(tmp_path):
     body = simple("tuple(x[0] + i for i in range(1000))", "[torch.randn(32, 32)]")
-    tc, _ = check(write_task(tmp_path, body))
-    assert tc["status"] == "ok", tc["reason"]
-    assert tc["reference"]["outputs"] == {"count": 1000, "bytes": 1000 * 4096}
-    assert tc["footprint"]["outputs"]["count"] == 1000 and tc["footprint"]["outputs"]["truncated"]
-    assert statuses(tc)["footprint_matches"] == "pass"
+    tf, _ = check(write_task(tmp_path, body))
+    assert tf["stop"] is None
+    assert tf["reference"]["outputs"] == {"count": 1000, "bytes": 1000 * 4096}
+    assert tf["footprint"]["outputs"]["count"] == 1000 and tf["footprint"]["outputs"]["truncated"]
+    assert tf["footprint"]["outputs"]["bytes"] == 1000 * 4096
 
 
 def test_constant_reference_is_weak_and_input_insensitive(tmp_path):
     body = simple("torch.zeros_like(x[0]) + 3.0", "[torch.randn(32, 32)]")
-    tc, _ = check(write_task(tmp_path, body))
-    assert tc["status"] == "ok"
-    assert set(tc["flags"]) == {"weak_task", "input_insensitive"}
-    assert "near-constant" in tc["reference"]["weak_task"]
-    assert not tc["reference"]["input_sensitive"]
-    assert statuses(tc)["weak_task"] == "warn"
+    tf, _ = check(write_task(tmp_path, body))
+    ref = tf["reference"]
+    assert "near-constant" in ref["weak_task"] and not ref["input_sensitive"]
+    assert ref["inputs_vary"] and ref["sensitivity_max_abs_diff"] == 0
 
 
-def test_same_inputs_for_every_seed_are_named(tmp_path):
-    tc, _ = check(write_task(tmp_path, simple("x[0] * 2", "[torch.arange(16.0)]")))
-    assert tc["status"] == "ok" and "input_insensitive" in tc["flags"]
-    assert "same inputs for every seed" in next(c["detail"] for c in tc["checks"]
-                                                if c["check"] == "input_sensitive")
+def test_same_inputs_for_every_seed(tmp_path):
+    tf, _ = check(write_task(tmp_path, simple("x[0] * 2", "[torch.arange(16.0)]")))
+    assert tf["reference"]["inputs_vary"] is False and not tf["reference"]["input_sensitive"]
 
 
-def test_non_finite_output_is_flagged(tmp_path):
-    tc, _ = check(write_task(tmp_path, simple("torch.log(x[0])", "[torch.randn(64)]")))
-    assert tc["status"] == "ok" and "non_finite" in tc["flags"] and not tc["reference"]["finite"]
+def test_non_finite_output(tmp_path):
+    tf, _ = check(write_task(tmp_path, simple("torch.log(x[0])", "[torch.randn(64)]")))
+    assert tf["stop"] is None and tf["reference"]["finite"] is False
 
 
 def test_reference_that_raises(tmp_path):
-    tc, _ = check(write_task(tmp_path, simple("x[0] @ x[0]", "[torch.randn(3, 4)]")))
-    assert tc["status"] == "invalid_task" and statuses(tc)["reference_runs"] == "fail"
-    assert "Model forward" in tc["reason"] and tc["error"]["kind"] == "invalid_task"
+    tf, events = check(write_task(tmp_path, simple("x[0] @ x[0]", "[torch.randn(3, 4)]")))
+    assert tf["stop"]["at"] == "reference" and tf["stop"]["out_of_memory"] is False
+    assert "Model forward" in tf["stop"]["reason"] and tf["stop"]["error"]["kind"] == "invalid_task"
+    assert tf["reference"] is None and [e["stage"] for e in events] == ["footprint"]
 
 
 def test_syntax_error(tmp_path):
     path = tmp_path / "bad.py"
     path.write_text("def get_inputs(:\n")
-    tc, events = check(str(path))
-    assert tc["status"] == "invalid_task" and tc["error"]["kind"] == "python_syntax"
-    assert tc["checks"] == [{"check": "load", "status": "fail", "detail": tc["reason"]}]
-    assert tc["footprint"] is None and events == []
+    tf, events = check(str(path))
+    assert tf["stop"]["at"] == "load" and tf["stop"]["error"]["kind"] == "python_syntax"
+    assert tf["stop"]["error"]["line"] == 1 and tf["stop"]["reason"]
+    assert tf["footprint"] is None and tf["device"] == {} and events == []
 
 
 def test_compare_and_helpers():
@@ -172,8 +166,6 @@ def test_compare_and_helpers():
     assert task_check.compare(a.double(), a.double() + 1e-5)[0] == "differ"  # fp64: 1e-7
     assert task_check.compare((a,), (a, a))[0] == "differ"
     assert task_check.compare(torch.arange(3), torch.arange(3) + 1) == ("differ", None)
-    assert task_check.human_bytes(1536) == "1.5 KiB" and task_check.human_bytes(10) == "10 B"
-    assert task_check.human_bytes(4 * 10**13) == "36.4 TiB"
 
 
 def test_parse_request_errors():
@@ -191,7 +183,7 @@ def test_over_the_protocol(tmp_path):
     frames, code, _, stderr = spawn_worker(request)
     assert code == 0 and frames[-1]["ok"], stderr[-2000:]
     assert [f.get("stage") for f in frames[:-1]] == ["footprint", "reference"]
-    assert frames[-1]["task_check"]["status"] == "ok"
+    assert frames[-1]["task_facts"]["stop"] is None
     frames, _, _, _ = spawn_worker({**request, "device": "cuda"})  # no GPU visible here
     assert frames[-1]["ok"] is False and frames[-1]["error"]["kind"] == "not_run"
 

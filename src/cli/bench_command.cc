@@ -4,12 +4,12 @@
 #include <iostream>
 #include <thread>
 
-#include "bench/baseline_run.h"
-#include "bench/follow.h"
-#include "bench/selfcheck.h"
-#include "bench/turns_report.h"
-#include "bench/verdict_log.h"
-#include "bench/runner.h"
+#include "scoring/baseline_run.h"
+#include "scoring/follow.h"
+#include "scoring/selfcheck.h"
+#include "scoring/turns_report.h"
+#include "scoring/verdict_log.h"
+#include "scoring/runner.h"
 #include "cli/exec_sibling.h"
 #include "cli/sandbox_flags.h"
 #include "util/fs.h"
@@ -20,7 +20,7 @@ namespace {
 
 class BenchCommandImpl : public BenchCommand {
  public:
-  BenchCommandImpl(CLI::App& app, std::string argv0, bench::RemoteBackend* remote) : argv0_(std::move(argv0)) {
+  BenchCommandImpl(CLI::App& app, std::string argv0, scoring::RemoteBackend* remote) : argv0_(std::move(argv0)) {
     o_.remote = remote;
     auto* c = app.add_subcommand("bench", "Score generations on a KernelBench-format suite: pass@k, fast_p@k");
     c->add_option("--suite", o_.suite_dir, "Suite directory (level1/, level2/, ... of task files)");
@@ -110,8 +110,8 @@ class BenchCommandImpl : public BenchCommand {
   bool Parsed() const override { return cmd_->parsed(); }
 
   int Run() override {
-    if (report_->parsed()) return bench::RecomputeReport(report_out_, report_baseline_);
-    if (baseline_->parsed()) return bench::RunBaselines(b_, worker::LocateWorker(argv0_));
+    if (report_->parsed()) return scoring::RecomputeReport(report_out_, report_baseline_);
+    if (baseline_->parsed()) return scoring::RunBaselines(b_, worker::LocateWorker(argv0_));
     if (selfcheck_->parsed()) {
       if (sc_.verify.cache_dir.empty()) sc_.verify.cache_dir = verify::DefaultCacheDir();
       if (sc_.verify.jobs <= 0) sc_.verify.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
@@ -122,7 +122,7 @@ class BenchCommandImpl : public BenchCommand {
         std::cerr << "kz bench: " << err << "\n";
         return verify::kExitUsage;
       }
-      return bench::RunSelfCheck(sc_, worker);
+      return scoring::RunSelfCheck(sc_, worker);
     }
     if (!generate_run_.empty() && !o_.generations.empty()) return Usage("give --generations or --generate, not both");
     if (generate_run_.empty() && !generate_args_.empty()) return Usage("arguments after -- need --generate RUN");
@@ -142,7 +142,7 @@ class BenchCommandImpl : public BenchCommand {
     worker::WorkerConfig worker = worker::LocateWorker(argv0_);
     if (std::string err; !ApplySandbox(sandbox_, o_.verify.cache_dir, &worker, &err)) return Usage(err);
     if (!generate_run_.empty()) return RunFollowing(worker);
-    return bench::RunBench(o_, worker);
+    return scoring::RunBench(o_, worker);
   }
 
   // Turn 1 as a plain --generate run; with --turns T, turn t (2..T) asks kz generate --refine for
@@ -151,7 +151,7 @@ class BenchCommandImpl : public BenchCommand {
     auto dir = [](const std::string& base, int t) { return t == 1 ? base : base + "/turn" + std::to_string(t); };
     int rc = 0;
     for (int t = 1; t <= turns_ && rc == 0; ++t) {
-      bench::FollowOptions f;
+      scoring::FollowOptions f;
       f.generator_argv = {SiblingPath(argv0_.c_str(), "kz-generate"), "generate", "--suite", o_.suite_dir,
                           "--out", dir(generate_run_, t)};
       f.generator_argv.insert(f.generator_argv.end(), generate_args_.begin(), generate_args_.end());
@@ -163,20 +163,20 @@ class BenchCommandImpl : public BenchCommand {
         std::cerr << "kz bench: turn " << t << " of " << turns_ << "\n";
       }
       f.jsonl = dir(generate_run_, t) + "/generations.jsonl";
-      bench::BenchOptions o = o_;
+      scoring::BenchOptions o = o_;
       o.out_dir = dir(o_.out_dir, t);
-      rc = bench::RunBenchFollowing(o, f, worker);
+      rc = scoring::RunBenchFollowing(o, f, worker);
     }
     if (turns_ == 1) return rc;
     nlohmann::json summary;
     std::string err, md;
-    if (!bench::WriteTurnsReport(o_.out_dir, generate_run_, turns_, &summary, &err)) return Usage(err);
+    if (!scoring::WriteTurnsReport(o_.out_dir, generate_run_, turns_, &summary, &err)) return Usage(err);
     if (util::ReadFile(o_.out_dir + "/turns.md", &md, &err)) std::cout << md;
     return rc;
   }
 
   static bool AllCorrect(const std::string& log) {
-    auto records = bench::LoadVerdictLog(log).records;
+    auto records = scoring::LoadVerdictLog(log).records;
     for (const auto& [key, r] : records)
       if (r.value("status", "") != "correct") return false;
     return true;
@@ -196,16 +196,16 @@ class BenchCommandImpl : public BenchCommand {
   CLI::App* report_ = nullptr;
   CLI::App* baseline_ = nullptr;
   CLI::App* selfcheck_ = nullptr;
-  bench::SelfCheckOptions sc_ = [] { bench::SelfCheckOptions o; o.verify.jobs = 0; return o; }();
+  scoring::SelfCheckOptions sc_ = [] { scoring::SelfCheckOptions o; o.verify.jobs = 0; return o; }();
   CLI::Option* trials_ = nullptr;
   CLI::Option* policy_ = nullptr;
   std::vector<const CLI::Option*> local_only_;
-  bench::BaselineOptions b_;
-  bench::BenchOptions o_ = [] { bench::BenchOptions o; o.verify.jobs = 0; return o; }();
+  scoring::BaselineOptions b_;
+  scoring::BenchOptions o_ = [] { scoring::BenchOptions o; o.verify.jobs = 0; return o; }();
 };
 }  // namespace
 
-std::unique_ptr<BenchCommand> AddBenchCommand(CLI::App& app, const std::string& argv0, bench::RemoteBackend* remote) {
+std::unique_ptr<BenchCommand> AddBenchCommand(CLI::App& app, const std::string& argv0, scoring::RemoteBackend* remote) {
   return std::make_unique<BenchCommandImpl>(app, argv0, remote);
 }
 

@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace kz::bench {
+namespace kz::scoring {
 class RemoteBackend;
 }
 
@@ -22,7 +22,7 @@ class BenchCommand {
 // `remote`: --server's verifier (kz-bench passes one; kz passes none and execs kz-bench for
 // --server, see IsBenchServerInvocation).
 std::unique_ptr<BenchCommand> AddBenchCommand(CLI::App& app, const std::string& argv0,
-                                              bench::RemoteBackend* remote = nullptr);
+                                              scoring::RemoteBackend* remote = nullptr);
 
 // True for `kz bench ... --server URL` (before any `--`): kz hands it to kz-bench, which
 // links libcurl.

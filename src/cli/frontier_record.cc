@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "cli/frontier_record.h"
 #include "curriculum/frontier_pool.h"
 #include "rewards/frontier.h"
@@ -46,7 +46,7 @@ int ProposalRewards(const std::string& run, const std::string& db, double penalt
     if (!pool || !pool->List(&entries, &err)) return Fail(err);
     for (auto& e : entries) by_hash.emplace(e.module.hash, std::move(e));
   }
-  bench::LoadedLog log = bench::LoadVerdictLog(run + "/validation.jsonl");
+  scoring::LoadedLog log = scoring::LoadVerdictLog(run + "/validation.jsonl");
   if (log.records.empty()) return Fail(run + "/validation.jsonl: no validated proposals");
   std::string out;
   size_t rewarded = 0, pending = 0;

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
-#include "bench/suite.h"
 #include "cli/optimize_experience.h"
+#include "scoring/suite.h"
 #include "cli/optimize_remote.h"
 #include "cli/sandbox_flags.h"
 #include "generate/openai_endpoint.h"
@@ -18,6 +19,7 @@
 #include "util/hash.h"
 #include "util/key_lock.h"
 #include "verify/calibrate.h"
+#include "verify/profiler.h"
 #include "verify/status.h"
 #include "verify/verifier.h"
 
@@ -58,6 +60,9 @@ class OptimizeCommandImpl : public OptimizeCommand {
     c->add_option("--server", server_,
                   "Verify through the kz serve at this URL (e.g. http://127.0.0.1:8000) instead of in process; "
                   "not kept in run.json: give it again with --resume");
+    c->add_flag("--ncu", ncu_, "Profile each kept candidate's kernels with Nsight Compute (a separate child; "
+                "its seconds are charged as GPU-seconds) and feed the counters back");
+    c->add_option("--ncu-timeout", ncu_timeout_s_, "A profiling child's wall limit, s (default 120)")->check(CLI::PositiveNumber);
     AddSandboxOptions(c, &sandbox_, "best-effort");
   }
 
@@ -72,10 +77,10 @@ class OptimizeCommandImpl : public OptimizeCommand {
   int RunSuite() {
     if (out_.empty() || !resume_.empty() || !replay_.empty() || !c_.task_path.empty())
       return Usage("--suite DIR takes --out RUN (rerun the same command to continue), not --task/--resume/--replay");
-    bench::Suite suite;
+    scoring::Suite suite;
     std::string err;
-    if (!bench::ReadSuite(suite_, &suite, &err)) return Usage("--suite: " + err);
-    auto tasks = bench::SelectTasks(suite, {}, task_ids_);
+    if (!scoring::ReadSuite(suite_, &suite, &err)) return Usage("--suite: " + err);
+    auto tasks = scoring::SelectTasks(suite, {}, task_ids_);
     if (tasks.empty()) return Usage("--suite " + suite_ + ": no task selected");
     if (!util::MakeDirs(out_, &err)) return Usage(err);
     const optimize::OptimizeConfig flags = c_;
@@ -135,7 +140,7 @@ class OptimizeCommandImpl : public OptimizeCommand {
     io.endpoint = &endpoint;
     io.prompt_template = tmpl.text;
     io.progress = [](const std::string& line) { std::cerr << "kz optimize: " << line << "\n"; };
-    if (!MakeVerify(&io.verify, &err)) return Usage(err);
+    if (!MakeVerify(&io, &err)) return Usage(err);
     ExperienceParts experience;
     if (!MakeExperienceIo(c_.experience, replay_, store.dir(), worker::LocateWorker(argv0_), &io, &experience, &err))
       return Usage(err);
@@ -177,6 +182,8 @@ class OptimizeCommandImpl : public OptimizeCommand {
     c_.cpu = cpu_;
     c_.timing_ci = timing_ci_;
     c_.sandbox = sandbox_.mode;
+    c_.ncu = ncu_;
+    c_.ncu_timeout_s = ncu_timeout_s_;
     c_.experience = experience_.empty() ? verify::DefaultCacheDir() + "/experience.db" : experience_;
     if (c_.experience != "none") {
       if (!util::MakeDirs(std::filesystem::path(c_.experience).parent_path().string(), err)) return false;
@@ -185,9 +192,18 @@ class OptimizeCommandImpl : public OptimizeCommand {
     return store.WriteRun(c_.ToJson(), err);
   }
 
-  bool MakeVerify(optimize::VerifyOne* out, std::string* err) {
-    if (!server_.empty() && replay_.empty()) return MakeRemoteVerify(server_, c_.timing_ci, out, err);
+  // The verification (and with --ncu the profile) of a candidate: in process, through
+  // --server, or for a replay the source run's verdicts and profiles.
+  bool MakeVerify(optimize::OptimizeIo* io, std::string* err) {
+    optimize::VerifyOne* out = &io->verify;
+    if (!server_.empty() && replay_.empty()) {
+      io->profile = [](const verify::Sample&, const json&, double) {
+        return json{{"available", false}, {"reason", "ncu: not run through --server (the GPU is the server's)"}};
+      };
+      return MakeRemoteVerify(server_, c_.timing_ci, out, err);
+    }
     if (!replay_.empty()) {  // the source run's verdicts by code hash; the task check by its file
+      io->profile = ReplayProfiles(replay_);
       auto verdicts = std::make_shared<std::map<std::string, json>>(optimize::RunStore(replay_).LoadVerdicts());
       std::string src = replay_;
       *out = [verdicts, src](const verify::Sample& s, double, double) {
@@ -218,6 +234,12 @@ class OptimizeCommandImpl : public OptimizeCommand {
     if (!gpus.empty())
       roof = std::make_shared<verify::RooflineAnnotator>(
           w, v.cache_dir, gpus.front().index, [](const std::string& line) { std::cerr << "kz optimize: " << line << "\n"; });
+    auto profiler = std::make_shared<verify::Profiler>(verify::ProfilerOptions{"", !gpus.empty(), 8, 120, v.cache_dir + "/tmp"});
+    io->profile = [w, v, gpus, profiler](const verify::Sample& s, const json& verdict, double timeout_s) {
+      int launches = 0;
+      std::vector<std::string> names = verify::CandidateKernelNames(verdict, &launches);
+      return profiler->Profile(names, launches, verify::VerifierProfileChild(w, v, gpus, s), timeout_s).ToJson();
+    };
     *out = [w, v, gpus, roof](const verify::Sample& s, double timeout_s, double compile_s) {
       verify::VerifyOptions o = v;
       o.timeout_s = timeout_s;
@@ -230,6 +252,25 @@ class OptimizeCommandImpl : public OptimizeCommand {
     return true;
   }
 
+  // A replay's profiles: the source run's, by code hash (its seconds charged again, as its verdicts').
+  static optimize::ProfileOne ReplayProfiles(const std::string& source) {
+    auto by_hash = std::make_shared<std::map<std::string, json>>();
+    std::string text, e, line;
+    util::ReadFile(source + "/candidates.jsonl", &text, &e);
+    std::istringstream in(text);
+    while (std::getline(in, line)) {
+      json r = json::parse(line, nullptr, false);
+      if (r.is_object() && r.contains("profile") && r.contains("code_xxh") && r["code_xxh"].is_string())
+        by_hash->emplace(r["code_xxh"].get<std::string>(), r["profile"]);
+    }
+    return [by_hash](const verify::Sample& s, const json&, double) {
+      std::string code, e2;
+      util::ReadFile(s.candidate_path, &code, &e2);
+      auto it = by_hash->find(util::Hash128Hex(code));
+      return it != by_hash->end() ? it->second : json{{"available", false}, {"reason", "replay: no profile recorded"}};
+    };
+  }
+
   static int Usage(const std::string& msg) {
     std::cerr << "kz optimize: " << msg << "\n";
     return verify::kExitUsage;
@@ -239,7 +280,8 @@ class OptimizeCommandImpl : public OptimizeCommand {
   std::vector<std::string> task_ids_;
   optimize::OptimizeConfig c_ = Defaults();
   double timing_ci_ = 0.02;
-  bool cpu_ = false;
+  bool cpu_ = false, ncu_ = false;
+  double ncu_timeout_s_ = 120;
   std::string server_;  // --server: kz serve's URL
   SandboxFlags sandbox_;
 

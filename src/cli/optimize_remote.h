@@ -1,5 +1,5 @@
 // `kz optimize --server URL`: each verification goes to a running `kz serve` (docs/api.md)
-// through bench::RemoteVerifier instead of the in-process verifier — so several searches
+// through scoring::RemoteVerifier instead of the in-process verifier — so several searches
 // (suite mode, or several kz optimize processes) share one server's GPU slots, queue and
 // deduplication. The task check goes as a `self_check` job. A sample the server cannot
 // verify comes back as a `server_error` verdict: the iteration is spent, the run goes on.

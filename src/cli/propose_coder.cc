@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "cli/exec_sibling.h"
 #include "curriculum/coder_tally.h"
 #include "curriculum/frontier_pool.h"
@@ -93,7 +93,7 @@ bool RecordInPool(const CoderArgs& a, const std::string& run, const std::vector<
   if (!pool || !pool->List(&entries, err)) return false;
   std::map<std::string, int64_t> ids;
   for (const auto& e : entries) ids[e.module.hash] = e.id;
-  bench::VerdictLog log;
+  scoring::VerdictLog log;
   if (!log.Open(marker, err)) return false;
   for (const auto& v : valid) {
     std::string hash = v.value("canonical_hash", "");

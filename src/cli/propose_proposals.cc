@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "cli/propose_validate.h"
 #include "curriculum/proposals.h"
 #include "curriculum/validator.h"
@@ -47,7 +47,7 @@ struct Todo {
 
 bool ValidateChunk(const std::vector<Todo>& chunk, const cur::Catalog& c, const ValidateArgs& a,
                    cur::Scanner& scanner, cur::RunFactsSource& runner, cur::KnownHashes* known,
-                   bench::VerdictLog* log, std::map<std::string, int>* tally, std::string* err) {
+                   scoring::VerdictLog* log, std::map<std::string, int>* tally, std::string* err) {
   std::vector<cur::Proposal> proposals;
   for (const auto& t : chunk) proposals.push_back({t.record->module_path, {}});
   for (size_t i = 0; i < chunk.size(); ++i) cur::ParseApiSet(c, chunk[i].record->apis, &proposals[i].apis, err);
@@ -75,15 +75,15 @@ int RunValidateProposals(const ValidateArgs& a, const cur::Catalog& c, cur::Know
   std::string err, log_path = a.proposals + "/validation.jsonl";
   if (!cur::ReadProposals(a.proposals, &records, &bad, &err)) return Bad(err);
   for (const auto& b : bad) std::cerr << "kz propose validate: " << b << "; skipped\n";
-  bench::LoadedLog done = bench::LoadVerdictLog(log_path);
-  bench::VerdictLog log;
+  scoring::LoadedLog done = scoring::LoadVerdictLog(log_path);
+  scoring::VerdictLog log;
   if (!log.Open(log_path, &err)) return Bad(err);
   std::map<std::string, int> tally;
   std::vector<Todo> todo;
   size_t already = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
-    if (done.records.count(bench::ResumeKey(r.set, r.sample, r.code_xxh))) {
+    if (done.records.count(scoring::ResumeKey(r.set, r.sample, r.code_xxh))) {
       ++already;
       continue;
     }

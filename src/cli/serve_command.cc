@@ -1,9 +1,5 @@
 #include "cli/serve_command.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +9,8 @@
 #include "service/api_server.h"
 #include "service/scheduler.h"
 #include "store/job_store.h"
-#include "cli/sandbox_flags.h"
+#include "cli/stop_signals.h"
+#include "cli/verifier_flags.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/sample.h"
@@ -22,12 +19,6 @@
 namespace kz::cli {
 namespace {
 
-// SIGINT/SIGTERM write one byte here (async-signal-safe); the signal thread reads it.
-int g_signal_pipe[2] = {-1, -1};
-void OnSignal(int) {
-  char c = 1;
-  [[maybe_unused]] auto n = write(g_signal_pipe[1], &c, 1);
-}
 
 class ServeCommandImpl : public ServeCommand {
  public:
@@ -75,16 +66,11 @@ class ServeCommandImpl : public ServeCommand {
         ->check(CLI::IsMember({"idle", "nice", "normal"}));
     c->add_flag("--no-run", no_run_, "Accept and store jobs but run none (load tests; they stay queued)");
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
-    c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
     c->add_option("--timing-ci", o_.timing_ci_rel,
                   "Default adaptive timing (the request option timing_ci overrides): stop once both medians' "
                   "95 % intervals are within this fraction; 0 (default): the fixed rule")
         ->check(CLI::Range(0.0, 0.5));
-    c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
-    AddSandboxOptions(c, &sandbox_, "require");
-    c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
-    c->add_option("--policy", o_.policy, "Default integrity policy: strict or kernelbench")
-        ->check(CLI::IsMember({"strict", "kernelbench"}));
+    AddVerifierOptions(c, &o_, &sandbox_, {"require", "Default integrity policy: strict or kernelbench"});
     cmd_ = c;
   }
 
@@ -126,46 +112,30 @@ class ServeCommandImpl : public ServeCommand {
     service::ApiServer api(&scheduler, limits_);
     if (!api.Bind(host_, port_, &err)) return Usage(err);
     if (!scheduler.Start(&err)) return Usage(err);
-    std::thread signals = WatchSignals(&api, &scheduler);
-    util::LogInfo("serve: listening on http://" + host_ + ":" + std::to_string(port_) + " (" +
-                  (queue_url_.empty() ? std::to_string(scheduler.Slots()) + (gpus.empty() ? " CPU" : " GPU") +
-                                            " slot(s), " + std::to_string(build_threads_) + " build thread(s)"
-                                      : "jobs to kz workers via " + queue_url_) +
-                  ", store " + db_ + ")");
-    api.Serve();
-    util::LogInfo("serve: stopped accepting; finishing the running jobs (at most " +
-                  std::to_string(static_cast<int>(shutdown_grace_s_)) + " s)");
-    scheduler.Stop();
-    OnSignal(0);  // wake the signal thread if the listener stopped on its own
-    signals.join();
+    {  // on SIGINT/SIGTERM: drain the scheduler (so ?wait=true handlers return), stop the listener
+      StopSignals signals([&] {
+        scheduler.Drain();
+        api.Stop();
+      });
+      util::LogInfo("serve: listening on http://" + host_ + ":" + std::to_string(port_) + " (" +
+                    (queue_url_.empty() ? std::to_string(scheduler.Slots()) + (gpus.empty() ? " CPU" : " GPU") +
+                                              " slot(s), " + std::to_string(build_threads_) + " build thread(s)"
+                                        : "jobs to kz workers via " + queue_url_) +
+                    ", store " + db_ + ")");
+      api.Serve();
+      util::LogInfo("serve: stopped accepting; finishing the running jobs (at most " +
+                    std::to_string(static_cast<int>(shutdown_grace_s_)) + " s)");
+      scheduler.Stop();
+    }  // the signal thread is woken and joined
     util::LogInfo("serve: shut down");
     return 0;
   }
 
  private:
   SandboxFlags sandbox_;
-  // Installs the SIGINT/SIGTERM handlers; on the first, the returned thread drains the
-  // scheduler (so ?wait=true handlers return) and stops the listener (Serve returns).
-  static std::thread WatchSignals(service::ApiServer* api, service::Scheduler* scheduler) {
-    if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-    struct sigaction sa {};
-    sa.sa_handler = OnSignal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    return std::thread([api, scheduler] {
-      char c;
-      while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
-      }
-      scheduler->Drain();
-      api->Stop();
-    });
-  }
-
   void FinishOptions() {
     o_.device = device_;
-    if (o_.cache_dir.empty()) o_.cache_dir = verify::DefaultCacheDir();
-    if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
+    FinishVerifierOptions(&o_);
     if (build_threads_ == 0) build_threads_ = std::max(2u, std::thread::hardware_concurrency() / 4);
     if (db_.empty()) db_ = o_.cache_dir + "/serve/jobs.db";
     db_ = util::AbsolutePath(db_);

@@ -14,27 +14,16 @@
 #include "verify/device.h"
 #include "verify/sample.h"
 #include "verify/status.h"
+#include "verify/task_rules.h"
 #include "worker/bytecode.h"
 #include "worker/worker_client.h"
 
 namespace kz::cli {
 namespace {
 using nlohmann::json;
+using verify::HumanBytes;
 
 constexpr size_t kListedTensors = 8;  // per group in the human table; totals cover all
-
-// 1536 -> "1.5 KiB"; "?" for anything that is not a number.
-std::string HumanBytes(const json& n) {
-  if (!n.is_number()) return "?";
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = n.get<double>();
-  size_t u = 0;
-  while (v >= 1024 && u + 1 < std::size(units)) v /= 1024, ++u;
-  char buf[48];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%.0f B", v);
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
-}
 
 std::string Ms(const json& seconds) {
   if (!seconds.is_number()) return "?";
@@ -59,8 +48,7 @@ std::string Str(const json& v, const char* key, const std::string& fallback = "?
 }
 
 // A table row: label, dtype, shape, size.
-std::string Row(const std::string& label, const std::string& dtype, const std::string& shape,
-                const std::string& size) {
+std::string Row(const std::string& label, const std::string& dtype, const std::string& shape, const std::string& size) {
   return "    " + Padded(label, 12) + Padded(dtype, 9) + Padded(shape, 22) + size + "\n";
 }
 
@@ -105,8 +93,8 @@ std::string DeviceLine(const json& d) {
   std::string what = Str(d, "kind") == "cuda"
                          ? Str(d, "name", "GPU") + " (GPU " + d.value("index", json(0)).dump() + ")"
                          : "CPU (" + Str(d, "name") + ")";
-  return "  device: " + what + ", " + HumanBytes(d["available_bytes"]) + " available (" +
-         Str(d, "available_source") + ")\n";
+  return "  device: " + what + ", " + HumanBytes(d["available_bytes"]) + " available (" + Str(d, "available_source") +
+         ")\n";
 }
 
 std::string BudgetLine(const json& b) {
@@ -145,30 +133,12 @@ int ExitFor(const json& tc) {
   return verify::kExitInternal;
 }
 
-// The result object for a child that ended without one (decided here, never by the child):
-// what its `footprint` event said, a failing check, and the end.
-json WithoutResult(const worker::WorkerReply& reply, const std::string& status, const std::string& reason) {
-  json tc = {{"version", 1},          {"status", status},
-             {"reason", reason},      {"footprint", nullptr},
-             {"budget", nullptr},     {"device", json::object()},
-             {"reference", nullptr},  {"flags", json::array()},
-             {"error", {{"kind", status == "timeout" ? "timeout" : "crash"}, {"message", reason}}}};
-  tc["checks"] = json::array();
-  for (const auto& e : reply.events)
-    if (e.value("stage", "") == "footprint" && e["data"].is_object())
-      for (const char* k : {"footprint", "budget", "device", "checks", "flags"})
-        if (e["data"].contains(k)) tc[k] = e["data"][k];
-  tc["checks"].push_back({{"check", "reference_runs"}, {"status", "fail"}, {"detail", reason}});
-  return tc;
-}
-
 class TaskCommandImpl : public TaskCommand {
  public:
   TaskCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     group_ = app.add_subcommand("task", "Check reference tasks");
     group_->require_subcommand(1);
-    auto* c = group_->add_subcommand("check",
-                                     "Can kz judge this task on this device, and what does it cost?");
+    auto* c = group_->add_subcommand("check", "Can kz judge this task on this device, and what does it cost?");
     c->add_option("task", path_, "Task file (Model, get_inputs, get_init_inputs)")->required();
     c->add_flag("--json", json_, "Print the task_check object (docs/worker-protocol.md) as one JSON line");
     c->add_flag("--cpu", cpu_, "Never use a GPU, even if one is present");
@@ -196,7 +166,8 @@ class TaskCommandImpl : public TaskCommand {
     if (!Interpret(reply, &tc)) return verify::kExitInternal;
     tc["task"] = {{"path", util::AbsolutePath(path_)}, {"xxh128", util::Hash128Hex(text)}};
     if (gpu && tc["device"].is_object()) tc["device"]["index"] = gpu->index;  // the child saw it as 0
-    tc["child"] = {{"end", util::ProcessEndName(reply.process.end)}, {"wall_s", reply.process.wall_s},
+    tc["child"] = {{"end", util::ProcessEndName(reply.process.end)},
+                   {"wall_s", reply.process.wall_s},
                    {"peak_rss_mib", reply.process.peak_rss_bytes >> 20}};
     std::cout << (json_ ? tc.dump() + "\n" : Human(path_, tc)) << std::flush;
     return ExitFor(tc);
@@ -213,15 +184,16 @@ class TaskCommandImpl : public TaskCommand {
     }
     auto it = std::find_if(gpus.begin(), gpus.end(), [&](const verify::Gpu& g) { return g.index == *device_; });
     if (it == gpus.end())
-      return Usage("no GPU with index " + std::to_string(*device_) + " on this host (" +
-                   std::to_string(gpus.size()) + " found)");
+      return Usage("no GPU with index " + std::to_string(*device_) + " on this host (" + std::to_string(gpus.size()) +
+                   " found)");
     *gpu = *it;
     return 0;
   }
 
   worker::WorkerCall MakeCall(const std::optional<verify::Gpu>& gpu) const {
     worker::WorkerCall call;
-    call.request = {{"op", "task_check"}, {"task_path", util::AbsolutePath(path_)},
+    call.request = {{"op", "task_check"},
+                    {"task_path", util::AbsolutePath(path_)},
                     {"device", gpu ? "cuda" : "cpu"},
                     {"options", {{"seed", seed_}, {"host_limit_bytes", max_host_mem_mib_ << 20}}}};
     call.env = {{"CUDA_VISIBLE_DEVICES", gpu ? std::to_string(gpu->index) : ""}};
@@ -234,21 +206,24 @@ class TaskCommandImpl : public TaskCommand {
   bool Interpret(const worker::WorkerReply& reply, json* tc) {
     const auto& p = reply.process;
     if (reply.result) {
-      if (reply.result->value("ok", false) && (*reply.result)["task_check"].is_object()) {
-        *tc = (*reply.result)["task_check"];
+      if (reply.result->value("ok", false) && reply.result->contains("task_facts")) {
+        std::string err;
+        auto judged = verify::TaskCheckFromFacts((*reply.result)["task_facts"], &err);
+        if (!judged) return Fail(reply, "malformed task facts from the worker: " + err);
+        *tc = std::move(*judged);
         return true;
       }
       return Fail(reply, "the worker failed: " + reply.result->value("error", json::object()).dump());
     }
     if (p.end == util::ProcessEnd::kTimedOut) {
-      *tc = WithoutResult(reply, "timeout", "the check " + worker::DescribeEnd(p));
+      *tc = verify::TaskCheckWithoutResult(reply.events, "timeout", "the check " + worker::DescribeEnd(p));
       return true;
     }
     // The task's code was running once the footprint event came: its crash is the task's.
     bool task_ran = !reply.events.empty() && p.end != util::ProcessEnd::kSpawnFailed;
     if (p.end == util::ProcessEnd::kMemoryExceeded || task_ran) {
-      *tc = WithoutResult(reply, "invalid_task",
-                          "task: the worker running the reference " + worker::DescribeEnd(p));
+      *tc = verify::TaskCheckWithoutResult(reply.events, "invalid_task",
+                                           "task: the worker running the reference " + worker::DescribeEnd(p));
       return true;
     }
     return Fail(reply, "the worker " + worker::DescribeEnd(p) + " without a result" +

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <map>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "curriculum/catalog.h"
 #include "generate/prompt.h"
 #include "train/rollout.h"
@@ -254,8 +254,8 @@ int TrainCommandImpl::RunLoop() {
 
 int TrainCommandImpl::VerifyPairs(const std::vector<train::TeacherPair>& pairs) {
   std::string log_path = out_ + "/verdicts.jsonl", err;
-  auto done = bench::LoadVerdictLog(log_path).records;
-  auto key = [](const train::TeacherPair& p) { return bench::ResumeKey(p.id, 0, util::Hash128Hex(p.kernel_source)); };
+  auto done = scoring::LoadVerdictLog(log_path).records;
+  auto key = [](const train::TeacherPair& p) { return scoring::ResumeKey(p.id, 0, util::Hash128Hex(p.kernel_source)); };
   std::vector<verify::Sample> samples;
   std::vector<const train::TeacherPair*> pending;
   for (const auto& p : pairs)
@@ -263,7 +263,7 @@ int TrainCommandImpl::VerifyPairs(const std::vector<train::TeacherPair>& pairs) 
       samples.push_back({TaskPath(p), KernelPath(p), "triton", std::nullopt, p.id});
       pending.push_back(&p);
     }
-  bench::VerdictLog log;
+  scoring::VerdictLog log;
   if (!log.Open(log_path, &err)) return Usage(err);
   if (!samples.empty()) {
     auto gpus = v_.cpu_only ? std::vector<verify::Gpu>{} : verify::DetectGpus();

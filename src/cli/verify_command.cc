@@ -8,7 +8,7 @@
 #include <map>
 #include <thread>
 
-#include "cli/sandbox_flags.h"
+#include "cli/verifier_flags.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/device.h"
@@ -46,22 +46,15 @@ class VerifyCommandImpl : public VerifyCommand {
                   "Adaptive timing: stop once both medians' 95 % intervals are within this fraction (e.g. 0.02; "
                   "default 0: 30+ calls until the medians move < 1 %)")
         ->check(CLI::Range(0.0, 0.5));
-    c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
-    c->add_option("--compile-timeout", o_.compile_timeout_s, "Wall-time limit of one build, seconds");
-    c->add_option("--max-host-mem", o_.max_host_mem_mib, "Host memory limit per child, MiB");
+    AddVerifierOptions(c, &o_, &sandbox_, {"best-effort", "Integrity policy: strict (default) or kernelbench"});
     c->add_option("--max-source-mib", max_source_mib_, "Largest task or candidate file accepted, MiB (default 8)")
         ->check(CLI::PositiveNumber);
-    c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
-    AddSandboxOptions(c, &sandbox_, "best-effort");
-    c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
     c->add_option("--gpu-concurrency", o_.gpu_concurrency,
                   "Samples run at once on the device: correctness shared, timing exclusive (default 1; docs/throughput.md)")
         ->check(CLI::Range(1, 64));
     c->add_option("--cache-max-gib", cache_max_gib_, "Size bound of the cache directory (extensions, extractions, precompiled headers), GiB (LRU; default 20)")
         ->check(CLI::PositiveNumber);
     c->add_option("--arch", o_.arch_list, "CUDA arch to build for (default: the GPU's, else 9.0)");
-    c->add_option("--policy", o_.policy, "Integrity policy: strict (default) or kernelbench")
-        ->check(CLI::IsMember({"strict", "kernelbench"}));
     c->add_option("--min-candidate-share", o_.min_candidate_share,
                   "strict policy: least share of a call's compute-kernel time the candidate's "
                   "own kernels must carry (default 0.5)")

@@ -1,7 +1,5 @@
 #include "cli/worker_command.h"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +7,8 @@
 #include <thread>
 
 #include "queue/queue_worker.h"
-#include "cli/sandbox_flags.h"
+#include "cli/stop_signals.h"
+#include "cli/verifier_flags.h"
 #include "util/fs.h"
 #include "verify/device.h"
 #include "verify/status.h"
@@ -17,12 +16,6 @@
 namespace kz::cli {
 namespace {
 
-// SIGINT/SIGTERM write one byte here (async-signal-safe); the signal thread reads it.
-int g_signal_pipe[2] = {-1, -1};
-void OnSignal(int) {
-  char c = 1;
-  [[maybe_unused]] auto n = write(g_signal_pipe[1], &c, 1);
-}
 
 constexpr const char* kNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
 
@@ -55,14 +48,7 @@ class WorkerCommandImpl : public WorkerCommand {
         ->check(CLI::Range(1, 64));
     c->add_flag("--no-prestart", no_prestart_,
                 "Start each run child when its job arrives (default: the next child is started ahead, torch imported)");
-    c->add_option("--timeout", o_.timeout_s, "Wall-time limit of one sample's run, seconds");
-    c->add_option("--compile-timeout", o_.compile_timeout_s, "Wall-time limit of one build, seconds");
-    c->add_option("--max-host-mem", o_.max_host_mem_mib, "Host memory limit per child, MiB");
-    c->add_option("--cache-dir", o_.cache_dir, "Compiled-extension cache (default ~/.cache/kernelzero)");
-    AddSandboxOptions(c, &sandbox_, "require");
-    c->add_option("-j,--jobs", o_.jobs, "Builds at once (default: cores / 2)");
-    c->add_option("--policy", o_.policy, "Default integrity policy: strict or kernelbench")
-        ->check(CLI::IsMember({"strict", "kernelbench"}));
+    AddVerifierOptions(c, &o_, &sandbox_, {"require", "Default integrity policy: strict or kernelbench"});
     cmd_ = c;
   }
 
@@ -93,41 +79,24 @@ class WorkerCommandImpl : public WorkerCommand {
       config.gate = gate;
       workers.push_back(std::make_unique<queue::QueueWorker>(std::move(config)));
     }
-    std::thread signals = WatchSignals(&workers);
     std::vector<int> rcs(workers.size(), 0);
-    std::vector<std::thread> loops;
-    for (size_t i = 1; i < workers.size(); ++i) loops.emplace_back([&, i] { rcs[i] = workers[i]->Run(); });
-    rcs[0] = workers[0]->Run();
-    for (auto& t : loops) t.join();
-    OnSignal(0);  // wake the signal thread if the workers stopped on their own
-    signals.join();
+    {  // on SIGINT/SIGTERM: stop the workers (running jobs are cancelled, left for others to reclaim)
+      StopSignals signals([&] {
+        for (auto& w : workers) w->Stop();
+      });
+      std::vector<std::thread> loops;
+      for (size_t i = 1; i < workers.size(); ++i) loops.emplace_back([&, i] { rcs[i] = workers[i]->Run(); });
+      rcs[0] = workers[0]->Run();
+      for (auto& t : loops) t.join();
+    }  // the signal thread is woken and joined
     return *std::max_element(rcs.begin(), rcs.end());
   }
 
  private:
   SandboxFlags sandbox_;
-  // Installs the SIGINT/SIGTERM handlers; on the first, the returned thread stops the
-  // workers (their running jobs are cancelled and left for other workers to reclaim).
-  static std::thread WatchSignals(std::vector<std::unique_ptr<queue::QueueWorker>>* workers) {
-    if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-    struct sigaction sa {};
-    sa.sa_handler = OnSignal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    return std::thread([workers] {
-      char c;
-      while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
-      }
-      for (auto& w : *workers) w->Stop();
-    });
-  }
-
   void FinishOptions() {
     o_.device = gpu_;
-    if (o_.cache_dir.empty()) o_.cache_dir = verify::DefaultCacheDir();
-    o_.cache_dir = util::AbsolutePath(o_.cache_dir);
-    if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
+    FinishVerifierOptions(&o_);
     if (name_.empty()) name_ = DefaultName();
     q_.reclaim_after = std::chrono::milliseconds(static_cast<int64_t>(reclaim_s_ * 1000));
   }

@@ -1,6 +1,7 @@
 #include "compile/build_driver.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -29,14 +30,15 @@ NinjaOutcome RunNinja(const ToolRunner& runner, const std::string& dir, const st
   std::string ninja = FindInPath("ninja", EnvValue(runner, "PATH"));
   std::vector<std::string> argv{ninja.empty() ? "ninja" : ninja, "-v"};
   std::string jobs = EnvValue(runner, "MAX_JOBS");
-  if (!jobs.empty() && std::all_of(jobs.begin(), jobs.end(), ::isdigit)) argv.insert(argv.end(), {"-j", jobs});
+  if (!jobs.empty() && std::all_of(jobs.begin(), jobs.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    argv.insert(argv.end(), {"-j", jobs});
   ToolRun run = runner.Run(argv, dir);
   if (run.timed_out) *timed_out = true;
   if (run.ok) return {true, ""};
   std::string message = "Error building extension '" + name + "'";
   if (!run.output.empty()) message += ": " + run.output;
   if (run.exit_code < 0) message += "\n(ninja " + run.why + ")";
-  return {false, message};
+  return {false, message, run.timed_out || run.exit_code < 0};
 }
 
 bool WriteSources(const nlohmann::json& call, const std::string& dir, const std::string& tmpl, std::string* err) {
@@ -88,6 +90,10 @@ DriverOutcome DriveBuild(const nlohmann::json& call, const std::string& build_di
   NinjaOutcome built = RunModes(build_dir, host, hooks, &report);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string library = FindLibrary(build_dir, name);
+  if (built.machine && !out.timed_out) {
+    out.machine_error = built.message;  // killed or never started: not the sources' fault
+    return out;
+  }
   if (!built.ok || library.empty()) {
     out.result = Failure(built.ok ? "no library was produced" : built.message);
     return out;

@@ -24,8 +24,9 @@ struct DriverSetup {
 };
 
 struct DriverOutcome {
-  bool timed_out = false;     // a tool passed the build's deadline: a machine failure, not the sources'
-  std::string machine_error;  // the build directory could not be written: not the sources' either
+  bool timed_out = false;  // a tool passed the build's deadline: a machine failure, not the sources'
+  std::string
+      machine_error;  // the build directory could not be written, ninja killed or not started: not the sources' either
   // Op `build`'s result frame: {"type": "result", "ok": true, "library", "seconds", "build":
   // report} or {"ok": false, "error": {"kind": "compile_error", "message": <output>}}.
   nlohmann::json result;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <vector>
 
 #include "compile/inline_layout.h"
@@ -60,10 +61,28 @@ bool HasCuda(const nlohmann::json& call) {
   return src && src->cu.has_value();
 }
 
+// Which of <home>/lib64 and <home>/lib exist, for each CUDA home torch may pick (CUDA_HOME,
+// CUDA_PATH, /usr/local/cuda): torch's -L flags follow them, so they key the template.
+std::string CudaLibDirs(const std::map<std::string, std::string>& env) {
+  std::string out;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH", ""}) {
+    auto it = *var ? env.find(var) : env.end();
+    std::string home = *var ? (it == env.end() ? "" : it->second) : "/usr/local/cuda";
+    if (home.empty()) continue;
+    for (const char* sub : {"/lib64", "/lib"}) {
+      std::error_code ec;
+      out += home + sub + (std::filesystem::is_directory(home + sub, ec) ? "=1;" : "=0;");
+    }
+  }
+  return out;
+}
+
 // Checks torch's probe files against this process's rendering of the same call.
 std::string CheckProbe(const nlohmann::json& probe, bool cuda) {
   if (!probe.is_object()) return "build_facts sent no probe files";
-  nlohmann::json call = {{"name", probe.value("name", "")}, {"cpp_sources", ""}, {"functions", probe["functions"]}};
+  nlohmann::json call = {{"name", probe.value("name", "")},
+                         {"cpp_sources", ""},
+                         {"functions", probe.value("functions", nlohmann::json())}};
   if (cuda) call["cuda_sources"] = nlohmann::json::array({""});
   std::string why;
   auto mine = LoadInlineSources(call, &why);
@@ -105,6 +124,7 @@ std::optional<std::string> FactsKeyText(const nlohmann::json& call, const std::m
     h.Add(k, it == env.end() ? "(unset)" : "=" + it->second);
   }
   h.Add("cuda", cuda ? "1" : "0").Add("with_cuda", with_cuda.dump()).Add("cwd", util::AbsolutePath("."));
+  h.Add("cuda_lib_dirs", CudaLibDirs(env));
   for (const char* k : kFlagFields) h.Add(k, call.value(k, nlohmann::json()).dump());
   return h.Text();
 }
@@ -125,7 +145,8 @@ NinjaFacts NinjaTemplateFor(const nlohmann::json& call, const std::string& key_t
   auto reply = ask({{"op", "build_facts"}, {"call", FactsCall(call, cuda)}, {"build_dir", scratch}}, &out.why);
   if (!reply) return out;
   if (!reply->value("ok", false) || !reply->value("ninja", nlohmann::json()).is_string()) {
-    out.why = "build_facts: " + reply->value("reason", reply->dump().substr(0, 300));
+    // ASCII dump: a cut never splits a UTF-8 character (the text reaches verdicts)
+    out.why = "build_facts: " + reply->value("reason", reply->dump(-1, ' ', true).substr(0, 300));
     return out;
   }
   if (std::string bad = CheckProbe(reply->value("probe", nlohmann::json()), cuda); !bad.empty()) {

@@ -108,7 +108,7 @@ NinjaOutcome RunModes(const std::string& dir, HostHeader& host, const ModeHooks&
     Apply(dir, mode, o, header, header == "slim" && !report->value("pch", false));
     (*report)["header_mode"] = mode, (*report)["host_header"] = header;
     NinjaOutcome out = Attempt(mode, o, hooks);
-    if (out.ok) return out;
+    if (out.ok || out.machine) return out;
     std::set<std::string> failed = FailedOutputs(out.message);
     AddFallback(report, header == "torch" ? mode : mode + "+slim");
     if (mode == "split" && failed == std::set<std::string>{"cuda.cuda.o"} && HeaderIndependentErrors(out.message)) {

@@ -12,20 +12,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/cuda_split.h"
 #include "compile/host_header.h"
 
 namespace kz::compile {
 
-// A split of cuda.cu (cusplit): `ok` false with `reason` when it cannot be split safely.
-struct CudaSplit {
-  bool ok = false;
-  std::string device, host, reason;
-  std::vector<std::string> kernels;
-};
-
 struct NinjaOutcome {
   bool ok = false;
   std::string message;  // on failure: "Error building extension '<name>': <ninja output>"
+  // ninja timed out, was killed by a signal or could not start: the machine's failure, not
+  // the sources'; no other mode is tried and nothing is cached as a compile error.
+  bool machine = false;
 };
 
 struct ModeHooks {

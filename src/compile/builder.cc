@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "compile/build_procs.h"
 #include "compile/diagnostics.h"
 #include "compile/driver_call.h"
+#include "compile/flag_policy.h"
 #include "compile/source_map.h"
 #include "util/fs.h"
 #include "util/key_lock.h"
@@ -138,14 +140,20 @@ BuildResult Finish(const worker::WorkerReply& reply, const Pending& pending, con
 
 namespace {
 // One batch of builds: cache lookups first, then at most `jobs` build processes at a time
-// in one ProcessSet; calls with the same key wait on one build, and a key another thread
+// in one CallSet; calls with the same key wait on one build, and a key another thread
 // or process is building (its lock file under <cache>/locks is held) waits for that
 // build's entry instead of building it again.
 class BuildBatch {
  public:
   BuildBatch(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache, const worker::WorkerConfig& worker,
-             const BuilderOptions& options, const BuildProgress& progress)
-      : calls_(calls), cache_(cache), worker_(worker), options_(options), progress_(progress), results_(calls.size()) {}
+             const BuilderOptions& options, const BuildProgress& progress, const worker::LauncherPtr& launcher)
+      : calls_(calls),
+        cache_(cache),
+        worker_(worker),
+        options_(options),
+        progress_(progress),
+        results_(calls.size()),
+        set_(launcher->NewSet(worker)) {}
 
   std::vector<BuildResult> Run() {
     LookupAll();
@@ -198,9 +206,9 @@ class BuildBatch {
     for (auto& [id, d] : driving_) check(d.pending);
   }
 
-  // Waits for a worker to end (a ProcessSet of them), a driver build to finish, or a scan.
-  std::vector<std::pair<util::ProcessSet::Id, util::ProcessResult>> WaitForWork() {
-    if (!running_.empty() || driving_.empty()) return set_.WaitAny(driving_.empty() ? kScanEveryMs : kDriverPollMs);
+  // Waits for a worker to end (a CallSet of them), a driver build to finish, or a scan.
+  std::vector<std::pair<worker::CallSet::Id, util::ProcessResult>> WaitForWork() {
+    if (!running_.empty() || driving_.empty()) return set_->WaitAny(driving_.empty() ? kScanEveryMs : kDriverPollMs);
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, std::chrono::milliseconds(kScanEveryMs), [&] { return drives_done_ != drives_seen_; });
     drives_seen_ = drives_done_;
@@ -257,6 +265,11 @@ class BuildBatch {
       r.name = calls_[i].value("name", "");
       r.digest = calls_[i].value("digest", "");
       r.key = keys_[i];
+      if (std::string refused = RefusedBuildFlag(calls_[i]); !refused.empty()) {
+        r.error_kind = "compile_error", r.diagnostics = refused, r.seconds = Since(t0);
+        Report(r);  // refused before any lookup or build: nothing cached
+        continue;
+      }
       if (auto hit = Hit(i)) {
         results_[i] = *hit;
         results_[i].seconds = Since(t0);
@@ -336,7 +349,7 @@ class BuildBatch {
       if (options_.accelerate && !options_.pch_root.empty())
         StartDriven(i, p, call);
       else
-        running_[set_.Start(worker::MakeWorkerSpec(worker_, call))] = p;
+        running_[set_->Start(call)] = p;
     }
   }
 
@@ -370,8 +383,8 @@ class BuildBatch {
   // Keys another builder holds (first call, when it was asked for).
   std::vector<std::pair<size_t, std::chrono::steady_clock::time_point>> deferred_;
   std::map<std::string, util::KeyLock> key_locks_;  // key -> its held build lock
-  util::ProcessSet set_;
-  std::map<util::ProcessSet::Id, Pending> running_;  // builds of a worker (op build)
+  std::unique_ptr<worker::CallSet> set_;
+  std::map<worker::CallSet::Id, Pending> running_;  // builds of a worker (op build)
   struct Driven {
     Pending pending;
     std::future<worker::WorkerReply> reply;
@@ -389,8 +402,8 @@ class BuildBatch {
 
 std::vector<BuildResult> BuildExtensions(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache,
                                          const worker::WorkerConfig& worker, const BuilderOptions& options,
-                                         const BuildProgress& progress) {
-  return BuildBatch(calls, cache, worker, options, progress).Run();
+                                         const BuildProgress& progress, const worker::LauncherPtr& launcher) {
+  return BuildBatch(calls, cache, worker, options, progress, launcher).Run();
 }
 
 }  // namespace kz::compile

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compile/cache.h"
+#include "worker/call_set.h"
 #include "worker/worker_client.h"
 
 namespace kz::compile {
@@ -37,9 +38,12 @@ struct BuilderOptions {
 
 using BuildProgress = std::function<void(const BuildResult&, size_t done, size_t total)>;
 
-// One result per call, in order. Never throws for build failures.
+// One result per call, in order. Never throws for build failures. Builds of the worker (op
+// `build`, without the C++ driver) run through `launcher`; the driver's tools always run as
+// processes (driver_call.h).
 std::vector<BuildResult> BuildExtensions(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache,
                                          const worker::WorkerConfig& worker, const BuilderOptions& options,
-                                         const BuildProgress& progress = nullptr);
+                                         const BuildProgress& progress = nullptr,
+                                         const worker::LauncherPtr& launcher = worker::ProcessLauncher());
 
 }  // namespace kz::compile

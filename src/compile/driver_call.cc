@@ -10,13 +10,14 @@
 
 #include "compile/build_driver.h"
 #include "compile/build_facts.h"
+#include "compile/cuda_split.h"
 #include "compile/inline_layout.h"
 #include "util/fs.h"
 
 namespace kz::compile {
 namespace {
 using Clock = std::chrono::steady_clock;
-constexpr double kOpLimitS = 300;  // each Python op of a build (facts, split), within its deadline
+constexpr double kOpLimitS = 300;  // each Python op of a build (facts), within its deadline
 
 double Left(Clock::time_point deadline) { return std::chrono::duration<double>(deadline - Clock::now()).count(); }
 
@@ -42,22 +43,6 @@ std::optional<nlohmann::json> AskWorker(const worker::WorkerConfig& worker, cons
   *why = "op " + wc.request.value("op", "") + ": the worker " + worker::DescribeEnd(reply.process) + ": " +
          reply.process.stderr_tail.substr(0, 500);
   return std::nullopt;
-}
-
-CudaSplit Split(const worker::WorkerConfig& worker, const worker::WorkerCall& base, Clock::time_point deadline,
-                const std::string& cu) {
-  CudaSplit out;
-  auto reply = AskWorker(worker, base, {{"op", "cusplit"}, {"source", cu}}, deadline, &out.reason);
-  if (!reply) return out;
-  const auto& s = reply->value("split", nlohmann::json());
-  if (!s.is_object()) {
-    out.reason = reply->value("reason", "cusplit failed");
-    return out;
-  }
-  out.ok = true;
-  out.device = s.value("device", ""), out.host = s.value("host", "");
-  out.kernels = s.value("kernels", std::vector<std::string>{});
-  return out;
 }
 
 // The build's tools: its environment, its sandbox (one jail for them all), its marker.
@@ -113,13 +98,11 @@ worker::WorkerReply DriveCall(const nlohmann::json& call, const std::string& sta
     util::RemoveAll(staging + "/.facts");
   }
   if (facts.ninja.empty()) return TorchBuild(call, staging, base, worker, start, deadline, key ? facts.why : why);
-  // The split first: under a root supervisor each jail hands the staging directory to its
-  // child until the jail goes, so the op's jail must be gone before the tools' jail exists.
   std::string ignored;
   auto sources = LoadInlineSources(call, &ignored);
   CudaSplit split;
   auto split_start = Clock::now();
-  if (sources && sources->cu) split = Split(worker, base, deadline, *sources->cu);
+  if (sources && sources->cu) split = SplitCudaSource(*sources->cu);  // in this process (cuda_split.h)
   double split_s = std::chrono::duration<double>(Clock::now() - split_start).count();
   DriverSetup setup{pch_root, probe.value("torch", ""), Runner(worker, base, deadline), nullptr};
   if (sources && sources->cu) setup.split = [&](const std::string&) { return split; };
@@ -134,7 +117,7 @@ worker::WorkerReply DriveCall(const nlohmann::json& call, const std::string& sta
   }
   if (out.result.value("ok", false)) {
     out.result["build"]["facts_cached"] = facts.cached;
-    if (sources && sources->cu) out.result["build"]["split_seconds"] = std::round(split_s * 1000) / 1000;  // op cusplit
+    if (sources && sources->cu) out.result["build"]["split_seconds"] = std::round(split_s * 1000) / 1000;
   }
   reply.process.exit_code = 0;
   reply.result = out.result;

@@ -1,5 +1,5 @@
 // One accelerated build through the C++ driver (build_driver.h), on the calling thread: the
-// facts from torch (build_facts.h, cached), the cuda.cu split (Python op `cusplit`), the
+// facts from torch (build_facts.h, cached), the cuda.cu split (cuda_split.h), the
 // build itself, each process in the build's sandbox and under its deadline. A call the
 // driver does not reproduce is built by torch's own load_inline (Python op `build`).
 #pragma once

@@ -72,7 +72,9 @@ std::string FrontendRefusal(const ToolRunner& runner, const std::string& slim_di
   for (const auto& n : names) h.Add("include", n);
   std::string answer = slim_dir + "/includes/" + h.HexDigest().substr(0, 24);
   if (!util::ReadFile(answer, &found, &err)) {
-    std::string tmp = util::MakeTempDir(fs::temp_directory_path().string(), "kz-includes-", &err), probe;
+    // Under slim_dir, not this process's temp dir: a sandboxed compiler has a private /tmp
+    // but sees the PCH root (docs/sandbox.md).
+    std::string tmp = util::MakeTempDir(slim_dir, "kz-includes-", &err), probe;
     for (const auto& n : names) probe += "#include <" + n + ">\n";
     std::set<std::string> deps;
     bool ok = !tmp.empty() && util::WriteFileAtomic(tmp + "/includes.h", probe, &err) &&

@@ -48,21 +48,37 @@ const std::regex& TorchIncludeLine() {
   static const std::regex re(R"(^[ \t]*#[ \t]*include[ \t]*[<"]torch/(types|extension)\.h[>"][ \t\r]*$)");
   return re;
 }
+// libstdc++'s std::regex recurses once per character it repeats: a line of untrusted source
+// (or compiler output echoing it) is matched only up to this length, trailing blanks cut.
+constexpr size_t kMaxRegexLine = 4096;
+std::string_view Trimmed(const std::string& line) {
+  size_t end = line.find_last_not_of(" \t\r");
+  return std::string_view(line).substr(0, end == std::string::npos ? 0 : end + 1);
+}
+bool IsTorchInclude(const std::string& line) {
+  if (line.find("torch/") == std::string::npos) return false;
+  std::string_view t = Trimmed(line);
+  return t.size() <= kMaxRegexLine && std::regex_search(t.begin(), t.end(), TorchIncludeLine());
+}
 }  // namespace
 
 std::vector<std::string> IncludedHeaders(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   std::smatch m;
-  for (std::string line; std::getline(in, line);)
-    if (line.find("include") != std::string::npos && std::regex_search(line, m, IncludeLine())) out.push_back(m[1]);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("include") == std::string::npos) continue;
+    // an include line too long to read is skipped: the slim host header is only tried
+    // first, and a build that needs more falls back to torch's (build_modes.cc)
+    if (line.size() <= kMaxRegexLine && std::regex_search(line, m, IncludeLine())) out.push_back(m[1]);
+  }
   return out;
 }
 
 bool HasTorchInclude(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);)
-    if (line.find("torch/") != std::string::npos && std::regex_search(line, TorchIncludeLine())) return true;
+    if (IsTorchInclude(line)) return true;
   return false;
 }
 
@@ -73,7 +89,7 @@ std::string ReplaceTorchIncludes(const std::string& text, const std::string& hea
     size_t end = text.find('\n', at);
     bool last = end == std::string::npos;
     std::string line = text.substr(at, last ? std::string::npos : end - at);
-    bool torch = line.find("torch/") != std::string::npos && std::regex_search(line, TorchIncludeLine());
+    bool torch = IsTorchInclude(line);
     out += torch ? "#include \"" + header + "\"" : line;
     if (!last) out += '\n';
     at = last ? text.size() : end + 1;
@@ -91,7 +107,9 @@ bool HeaderIndependentErrors(const std::string& output) {
   std::smatch m;
   bool any = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.find(": error: ") == std::string::npos || !std::regex_search(line, m, error_line)) continue;
+    if (line.find(": error: ") == std::string::npos) continue;
+    if (line.size() > kMaxRegexLine) return false;  // not read: not known to be header-independent
+    if (!std::regex_search(line, m, error_line)) continue;
     std::string message = m[1];
     if (!std::regex_search(message, independent)) return false;
     any = true;

@@ -1,5 +1,7 @@
 #include "compile/split_symbols.h"
 
+#include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace kz::compile {
@@ -24,13 +26,27 @@ bool Nm(const ToolRunner& runner, const std::string& path, std::map<std::string,
   return true;
 }
 
-std::vector<std::string> Demangle(const ToolRunner& runner, const std::vector<std::string>& symbols) {
-  if (symbols.empty()) return {};
-  std::vector<std::string> argv{"c++filt"};
-  argv.insert(argv.end(), symbols.begin(), symbols.end());
+// The demangled names, one per symbol, or nullopt when c++filt failed or answered another
+// number of lines (the caller then cannot clear the build). Batches keep each command line
+// far below the kernel's argument limit (a torch main.o has thousands of undefined symbols).
+std::optional<std::vector<std::string>> Demangle(const ToolRunner& runner, const std::vector<std::string>& symbols,
+                                                 std::string* err) {
+  constexpr size_t kBatch = 256;
   std::vector<std::string> out;
-  std::istringstream in(runner.Run(argv).out);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
+  for (size_t at = 0; at < symbols.size(); at += kBatch) {
+    std::vector<std::string> argv{"c++filt"};
+    argv.insert(argv.end(), symbols.begin() + long(at), symbols.begin() + long(std::min(symbols.size(), at + kBatch)));
+    ToolRun run = runner.Run(argv);
+    size_t before = out.size();
+    std::istringstream in(run.out);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    if (!run.ok || out.size() - before != argv.size() - 1) {
+      *err = "c++filt: " + (run.ok ? "answered " + std::to_string(out.size() - before) + " lines for " +
+                                         std::to_string(argv.size() - 1) + " symbols"
+                                   : run.why);
+      return std::nullopt;
+    }
+  }
   return out;
 }
 }  // namespace
@@ -78,9 +94,10 @@ std::string CheckSplitSymbols(const ToolRunner& runner, const std::string& build
     if (dev.count(s) && AnyOf(dev[s], kLocalTypes)) local.push_back(s);
   if (!local.empty()) return "split build left a symbol undefined: " + local.front();
   std::set<std::string> kernel_set(kernels.begin(), kernels.end());
-  std::vector<std::string> names = Demangle(runner, needed);
-  for (size_t i = 0; i < needed.size() && i < names.size(); ++i) {
-    std::string base = SymbolBaseName(names[i]);
+  auto names = Demangle(runner, needed, &err);
+  if (!names) return "split build could not be checked: " + err;
+  for (size_t i = 0; i < needed.size(); ++i) {
+    std::string base = SymbolBaseName((*names)[i]);
     if (kernel_set.count(base) || base.rfind("kz_tl_", 0) == 0)
       return "split build left a symbol undefined: " + needed[i];
   }

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <numeric>
 
-#include "bench/svg.h"
+#include "scoring/svg.h"
 
 namespace kz::curriculum {
-using bench::XmlEscape;
+using scoring::XmlEscape;
 
 namespace {
 std::string F(double v) {

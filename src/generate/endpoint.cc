@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "bench/generations.h"
+#include "scoring/generations.h"
 
 namespace kz::generate {
 using nlohmann::json;
@@ -27,8 +27,8 @@ constexpr std::array<std::pair<ErrorKind, const char*>, 11> kKinds = {{
 // Text that is not UTF-8 cannot be a JSON string: it is kept as hex beside a readable copy,
 // so that a replayed reply has the very bytes of the recorded one.
 void PutText(json& j, const std::string& text) {
-  if (bench::IsValidUtf8(text)) return void(j["text"] = text);
-  j["text"] = bench::ReplaceInvalidUtf8(text);
+  if (scoring::IsValidUtf8(text)) return void(j["text"] = text);
+  j["text"] = scoring::ReplaceInvalidUtf8(text);
   std::string hex;
   char b[3];
   for (unsigned char c : text) std::snprintf(b, sizeof b, "%02x", c), hex += b;

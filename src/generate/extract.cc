@@ -4,7 +4,7 @@
 #include <sstream>
 #include <vector>
 
-#include "bench/generations.h"
+#include "scoring/generations.h"
 
 namespace kz::generate {
 
@@ -82,7 +82,7 @@ bool DefinesClass(const std::string& code, const std::string& name) {
 Extraction ExtractCode(const std::string& reply, const std::string& finish_reason, bool proposer) {
   Extraction out;
   auto fail = [&](NoCodeReason r) { return out.reason = r, out; };
-  if (!bench::IsValidUtf8(reply)) return fail(NoCodeReason::kNotUtf8);
+  if (!scoring::IsValidUtf8(reply)) return fail(NoCodeReason::kNotUtf8);
   size_t think = reply.rfind("</think>");
   std::string text = think == std::string::npos ? reply : reply.substr(think + 8);
   if (Trim(text).find_first_not_of("\n") == std::string::npos) {

@@ -4,8 +4,8 @@
 #include <iostream>
 #include <tuple>
 
-#include "bench/generations.h"
-#include "bench/suite.h"
+#include "scoring/generations.h"
+#include "scoring/suite.h"
 #include "generate/run_log.h"
 #include "generate/sample_run.h"
 #include "util/fs.h"
@@ -17,14 +17,14 @@ namespace {
 // The Coder's records and KernelBench's file layout.
 class CoderWriter : public SampleWriter {
  public:
-  explicit CoderWriter(std::vector<const bench::SuiteTask*> tasks) : tasks_(std::move(tasks)) {}
+  explicit CoderWriter(std::vector<const scoring::SuiteTask*> tasks) : tasks_(std::move(tasks)) {}
   std::string CodeFile(size_t unit, int sample) const override {
     return KernelFileName(tasks_[unit]->level, tasks_[unit]->problem, sample);
   }
   nlohmann::json Record(size_t unit, const SampleOutcome& s) const override { return SampleRecord(*tasks_[unit], s); }
 
  private:
-  std::vector<const bench::SuiteTask*> tasks_;
+  std::vector<const scoring::SuiteTask*> tasks_;
 };
 
 bool Wanted(const GenerateOptions& o, const std::string& id) {
@@ -33,10 +33,10 @@ bool Wanted(const GenerateOptions& o, const std::string& id) {
 
 // The selected tasks in (level, problem) order and their rendered prompts; a task file
 // that cannot be read is reported and its samples counted in *skipped.
-bool PrepareUnits(const GenerateOptions& o, const PromptTemplate& t, const bench::Suite& suite,
-                  std::vector<const bench::SuiteTask*>* tasks, std::vector<Unit>* units, size_t* skipped,
+bool PrepareUnits(const GenerateOptions& o, const PromptTemplate& t, const scoring::Suite& suite,
+                  std::vector<const scoring::SuiteTask*>* tasks, std::vector<Unit>* units, size_t* skipped,
                   std::string* err) {
-  std::vector<const bench::SuiteTask*> selected;
+  std::vector<const scoring::SuiteTask*> selected;
   for (const auto& [id, task] : suite.tasks)
     if (Wanted(o, id)) selected.push_back(&task);
   if (selected.empty()) return *err = "no task of the suite matches --task", false;
@@ -44,7 +44,7 @@ bool PrepareUnits(const GenerateOptions& o, const PromptTemplate& t, const bench
             [](auto* a, auto* b) { return std::tie(a->level, a->problem) < std::tie(b->level, b->problem); });
   for (const auto* task : selected) {
     std::string source, why;
-    if (!util::ReadFile(task->path, &source, &why) || !bench::IsValidUtf8(source)) {
+    if (!util::ReadFile(task->path, &source, &why) || !scoring::IsValidUtf8(source)) {
       std::cerr << "kz generate: " << task->id << ": " << (why.empty() ? task->path + " is not valid UTF-8" : why)
                 << "; its samples are skipped\n";
       *skipped += static_cast<size_t>(o.samples);
@@ -64,12 +64,12 @@ bool PrepareUnits(const GenerateOptions& o, const PromptTemplate& t, const bench
 
 int RunGenerate(const GenerateOptions& o, const PromptTemplate& prompt, Endpoint* endpoint,
                 std::atomic<bool>* cancel) {
-  bench::Suite suite;
+  scoring::Suite suite;
   std::string err;
-  std::vector<const bench::SuiteTask*> tasks;
+  std::vector<const scoring::SuiteTask*> tasks;
   std::vector<Unit> units;
   SampleRunOptions so;
-  if (!bench::ReadSuite(o.suite_dir, &suite, &err)) return std::cerr << "kz generate: " << err << "\n", 2;
+  if (!scoring::ReadSuite(o.suite_dir, &suite, &err)) return std::cerr << "kz generate: " << err << "\n", 2;
   for (const auto& w : suite.warnings) std::cerr << "kz generate: " << w << "\n";
   if (!PrepareUnits(o, prompt, suite, &tasks, &units, &so.skipped, &err))
     return std::cerr << "kz generate: " << err << "\n", 2;

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "bench/generations.h"
+#include "scoring/generations.h"
 #include "util/fs.h"
 
 namespace kz::generate {
@@ -46,7 +46,7 @@ bool RenderTemplate(const std::string& text, const std::map<std::string, std::st
 bool LoadTemplate(const std::string& path, PromptTemplate* out, std::string* err) {
   if (!util::ReadFile(path, &out->text, err)) return false;
   out->name = fs::path(path).filename().string();
-  if (!bench::IsValidUtf8(out->text)) return *err = path + ": the template is not valid UTF-8", false;
+  if (!scoring::IsValidUtf8(out->text)) return *err = path + ": the template is not valid UTF-8", false;
   bool any = false;
   for (size_t p = out->text.find("{{"); p != std::string::npos && !any; p = out->text.find("{{", p + 2))
     any = NameLength(out->text, p + 2) > 0;

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "bench/generations.h"
+#include "scoring/generations.h"
 #include "generate/sample_run.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -63,7 +63,7 @@ bool ParseApiSet(const std::string& line, ApiSet* out, std::string* err) {
 bool ReadApiSets(const std::string& path, std::vector<ApiSet>* sets, std::vector<std::string>* bad, std::string* err) {
   std::string text;
   if (!util::ReadFile(path, &text, err)) return false;
-  if (!bench::IsValidUtf8(text)) return *err = path + ": not valid UTF-8", false;
+  if (!scoring::IsValidUtf8(text)) return *err = path + ": not valid UTF-8", false;
   std::istringstream in(text);
   std::set<std::string> ids;
   int n = 0;

@@ -1,7 +1,7 @@
 #include "generate/refine_load.h"
 
-#include "bench/verdict_log.h"
 #include "generate/run_log.h"
+#include "scoring/verdict_log.h"
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -28,7 +28,7 @@ bool LoadRefinement(const RefineSource& src, int samples, std::vector<Unit>* uni
   std::string jsonl = src.prev_run + "/generations.jsonl";
   if (!util::PathExists(jsonl)) return *err = "--refine " + src.prev_run + ": no generations.jsonl there", false;
   LoadedRun prev = LoadRun(jsonl);
-  auto verdicts = bench::LoadVerdictLog(src.verdicts).records;
+  auto verdicts = scoring::LoadVerdictLog(src.verdicts).records;
   for (const auto& [key, r] : prev.records) counts->turn = std::max(counts->turn, r.value("turn", 1) + 1);
   for (Unit& u : *units) {
     u.conversations.assign(size_t(samples), {});
@@ -45,7 +45,7 @@ bool LoadRefinement(const RefineSource& src, int samples, std::vector<Unit>* uni
         verdict = {{"status", "no_code"}, {"reason", r["reason"]}};
         reply = r.value("reply", "");
       } else {
-        auto v = verdicts.find(bench::ResumeKey(u.key, s, util::Hash128Hex(code)));
+        auto v = verdicts.find(scoring::ResumeKey(u.key, s, util::Hash128Hex(code)));
         if (v == verdicts.end() || !v->second.contains("verdict")) {
           ++counts->unverified;
           continue;

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "generate/openai_wire.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -64,7 +64,7 @@ RecordingEndpoint::~RecordingEndpoint() = default;
 
 bool RecordingEndpoint::Open(const std::string& path, std::string* err) {
   util::MutexLock lock(mu_);
-  log_ = std::make_unique<bench::VerdictLog>();
+  log_ = std::make_unique<scoring::VerdictLog>();
   return log_->Open(path, err);
 }
 

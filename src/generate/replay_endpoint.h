@@ -12,7 +12,7 @@
 #include "generate/endpoint.h"
 #include "util/thread_annotations.h"
 
-namespace kz::bench { class VerdictLog; }
+namespace kz::scoring { class VerdictLog; }
 
 namespace kz::generate {
 
@@ -53,7 +53,7 @@ class RecordingEndpoint : public Endpoint {
   Endpoint* inner_;
   std::string model_;
   util::Mutex mu_;
-  std::unique_ptr<bench::VerdictLog> log_ GUARDED_BY(mu_);
+  std::unique_ptr<scoring::VerdictLog> log_ GUARDED_BY(mu_);
 };
 
 }  // namespace kz::generate

@@ -5,7 +5,7 @@
 #include <tuple>
 #include <vector>
 
-#include "bench/generations.h"
+#include "scoring/generations.h"
 #include "util/fs.h"
 
 namespace kz::generate {
@@ -27,12 +27,12 @@ json CommonRecord(const SampleOutcome& s) {
             {"prompt", s.prompt_name},
             {"prompt_xxh", s.prompt_xxh},
             {"reason", x.reason ? json(ReasonName(*x.reason)) : json(nullptr)}};
-  if (x.reason) j["reply"] = bench::ReplaceInvalidUtf8(s.choice->text);  // for a look at what went wrong
+  if (x.reason) j["reply"] = scoring::ReplaceInvalidUtf8(s.choice->text);  // for a look at what went wrong
   if (!s.backend.empty()) j["backend"] = s.backend;
   return j;
 }
 
-json SampleRecord(const bench::SuiteTask& task, const SampleOutcome& s) {
+json SampleRecord(const scoring::SuiteTask& task, const SampleOutcome& s) {
   json j = CommonRecord(s);
   j["format"] = "kz.generation/1";
   j["task"] = task.id;

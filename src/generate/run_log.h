@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/suite.h"
+#include "scoring/suite.h"
 #include "generate/endpoint.h"
 #include "generate/extract.h"
 
@@ -43,7 +43,7 @@ struct SampleOutcome {
 nlohmann::json CommonRecord(const SampleOutcome& s);
 
 // A Coder record (format kz.generation/1): CommonRecord + task, level, problem.
-nlohmann::json SampleRecord(const bench::SuiteTask& task, const SampleOutcome& s);
+nlohmann::json SampleRecord(const scoring::SuiteTask& task, const SampleOutcome& s);
 
 // KernelBench's file name of a sample.
 std::string KernelFileName(int level, int problem, int sample);

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <thread>
 
-#include "bench/progress.h"
-#include "bench/verdict_log.h"
+#include "scoring/progress.h"
+#include "scoring/verdict_log.h"
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -41,7 +41,7 @@ class Run {
     std::cerr << o_.label << ": " << endpoint_->Describe() << "; " << jobs_.size() << " to request, " << resumed_
               << " done before" << (loaded_.ignored_lines ? " (" + std::to_string(loaded_.ignored_lines) + " torn or unreadable lines ignored)" : "")
               << ", prompt " << o_.prompt_name << "\n";
-    progress_ = std::make_unique<bench::Progress>(o_.label, "samples", jobs_.size());
+    progress_ = std::make_unique<scoring::Progress>(o_.label, "samples", jobs_.size());
     start_ = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
     int k = std::max(1, std::min<int>(o_.concurrency, static_cast<int>(jobs_.size())));
@@ -72,8 +72,8 @@ class Run {
   std::atomic<int> in_flight_{0};
   std::atomic<bool> stop_{false};
   std::mutex mu_;  // guards everything below and the files
-  bench::VerdictLog log_, failures_;
-  std::unique_ptr<bench::Progress> progress_;
+  scoring::VerdictLog log_, failures_;
+  std::unique_ptr<scoring::Progress> progress_;
   size_t done_ = 0, failed_ = 0, no_code_ = 0;
   long completion_tokens_ = 0, prompt_tokens_ = 0;
   std::chrono::steady_clock::time_point start_;

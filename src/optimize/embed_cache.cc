@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "util/hash.h"
 
 namespace kz::optimize {
@@ -27,7 +27,7 @@ bool CachedEmbedder::Remember(const std::string& text, const std::string& model,
                               std::string* err) {
   std::string key = util::Hash128Hex(text);
   cache_[key] = {model, v};
-  bench::VerdictLog log;
+  scoring::VerdictLog log;
   return log.Open(path_, err) &&
          log.Append({{"model", model}, {"text_xxh", key}, {"dim", v.size()}, {"vector", v}}, err);
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "bench/svg.h"
+#include "scoring/svg.h"
 #include "util/fs.h"
 
 namespace kz::optimize {
@@ -14,7 +14,7 @@ bool WriteLineage(const RunStore& store, const std::vector<json>& records, const
   json nodes = json::array();
   std::string tsv = "iteration\tid\toutcome\tstatus\ttokens\tgpu_s\tbest_speedup\n";
   double tokens = 0, gpu_s = 0, best = 0;
-  bench::Series by_tokens{"best speedup", {}};
+  scoring::Series by_tokens{"best speedup", {}};
   for (const auto& r : records) {
     json n = {{"id", r.value("id", "")}, {"iteration", r.value("iteration", 0)}, {"parent", r.value("parent", "")},
               {"other", r.value("other", "")}, {"mutation", r.value("mutation", "")},
@@ -34,11 +34,11 @@ bool WriteLineage(const RunStore& store, const std::vector<json>& records, const
     by_tokens.points.push_back({tokens, best});
   }
   json lineage = {{"format", "kz.optimize.lineage/1"}, {"best", best_id}, {"candidates", nodes}};  // reasons may hold raw bytes
-  bench::PlotSpec spec{"kz optimize: best verified speedup against tokens spent", "tokens spent", "speedup", 0,
+  scoring::PlotSpec spec{"kz optimize: best verified speedup against tokens spent", "tokens spent", "speedup", 0,
                        std::max(1.0, tokens), 0, std::max(1.0, best * 1.1)};
   return util::WriteFileAtomic(store.Path("lineage.json"), PrettyJson(lineage), err) &&
          util::WriteFileAtomic(store.Path("curve.tsv"), tsv, err) &&
-         util::WriteFileAtomic(store.Path("curve.svg"), bench::LinePlotSvg(spec, {by_tokens}), err);
+         util::WriteFileAtomic(store.Path("curve.svg"), scoring::LinePlotSvg(spec, {by_tokens}), err);
 }
 
 }  // namespace kz::optimize

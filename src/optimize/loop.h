@@ -54,6 +54,11 @@ class SearchLoop {
   Verified VerifyCharged(const std::string& code_path, const std::string& code_xxh, bool self_check, json* spent,
                          std::string* err);
   std::string CannotVerify() const;  // "" when the budget still covers a verification
+  // With --ncu: a kept candidate's profile into rec["profile"], its seconds charged to the
+  // ledger and rec["spent"]; a budget that cannot cover it is a reason, not a stop.
+  bool ProfileKept(const std::string& code_path, const json& verdict, json* rec, std::string* err);
+  // The verifier's facts about a candidate for a prompt: its verdict with its profile.
+  std::string Facts(const std::string& id) const;
   bool Iterate(int it, std::string* err);  // false: a fatal error (*err)
   bool Judge(int island, Mutation m, const std::string& base, const generate::Result& res, nlohmann::json rec,
              std::string* err);

@@ -6,6 +6,7 @@
 #include "optimize/lineage.h"
 #include "optimize/loop.h"
 #include "util/hash.h"
+#include "verify/ncu_report.h"
 
 namespace kz::optimize {
 namespace detail {
@@ -91,6 +92,36 @@ SearchLoop::Verified SearchLoop::VerifyCharged(const std::string& code_path, con
   return out;
 }
 
+bool SearchLoop::ProfileKept(const std::string& code_path, const json& verdict, json* rec, std::string* err) {
+  if (!c_.ncu || !io_.profile) return true;
+  double limit = std::min(c_.ncu_timeout_s, ledger_.remaining()[Resource::kGpuSeconds]);
+  std::string why = limit < c_.min_verify_s ? "gpu_s (" + std::to_string(limit) + " s left)" : "";
+  std::optional<BudgetLedger::Reservation> r;
+  if (why.empty()) r = ledger_.Reserve(One(Resource::kGpuSeconds, limit), &why);
+  if (!r) {
+    (*rec)["profile"] = {{"available", false}, {"reason", "ncu: skipped (budget: " + why + ")"}};
+    return true;
+  }
+  verify::Sample s{c_.task_path, code_path, c_.backend, std::nullopt, "candidate", false};
+  json p = io_.profile(s, verdict, std::max(1.0, limit * 0.95 - 0.5));  // margin: as a verification's
+  double seconds = p.is_object() && p.contains("seconds") && p["seconds"].is_number() ? p["seconds"].get<double>() : 0.0;
+  if (!ledger_.Settle(*r, One(Resource::kGpuSeconds, std::max(0.0, seconds)), err)) return false;
+  (*rec)["spent"]["gpu_s"] = (*rec)["spent"].value("gpu_s", 0.0) + std::max(0.0, seconds);
+  (*rec)["profile"] = p;
+  Say("  " + rec->value("id", std::string()) + ": " + verify::ProfileFeedback(p).substr(0, 160));
+  return true;
+}
+
+std::string SearchLoop::Facts(const std::string& id) const {
+  auto v = verdicts_.find(util::Hash128Hex(store_.ReadCode(id)));
+  if (v == verdicts_.end()) return "(no verdict)";
+  auto r = std::find_if(records_.begin(), records_.end(), [&](const json& x) { return x.value("id", "") == id; });
+  if (r == records_.end() || !r->contains("profile")) return Diagnose(v->second);
+  json with = v->second;
+  with["profile"] = (*r)["profile"];
+  return Diagnose(with);
+}
+
 OptimizeExit SearchLoop::Start(std::string* err) {
   // No state yet: only the task check's and the initial kernel's records can be here (a kill
   // before the first state.json); RunOptimize refused anything more.
@@ -135,6 +166,7 @@ OptimizeExit SearchLoop::Start(std::string* err) {
       for (int i = 0; i < islands_.islands(); ++i)
         kept |= islands_.Offer(i, {"init", BehaviourCell(code, v.verdict), s.median, s.lo, s.hi});
     rec["kept"] = kept;
+    if (kept && !ProfileKept(store_.Path("candidates/init.py"), v.verdict, &rec, err)) return OptimizeExit::kFailed;
     Say("initial kernel: " + rec["status"].get<std::string>() + (kept ? "" : " (not kept: the search starts from scratch)"));
     if (!store_.AppendCandidate(rec, err)) return OptimizeExit::kFailed;
     records_.push_back(rec);

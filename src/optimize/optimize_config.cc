@@ -13,7 +13,8 @@ json OptimizeConfig::ToJson() const {
           {"migrate_every", migrate_every}, {"seed", seed}, {"temperature", temperature},
           {"max_tokens", max_tokens}, {"request_deadline_s", request_deadline_s},
           {"verify_timeout_s", verify_timeout_s}, {"compile_timeout_s", compile_timeout_s},
-          {"min_verify_s", min_verify_s}, {"near_duplicate", near_duplicate}, {"budget", b}};
+          {"min_verify_s", min_verify_s}, {"near_duplicate", near_duplicate}, {"ncu", ncu}, {"ncu_timeout_s", ncu_timeout_s},
+          {"budget", b}};
 }
 
 std::optional<OptimizeConfig> OptimizeConfig::FromJson(const json& j, std::string* err) {
@@ -41,6 +42,8 @@ std::optional<OptimizeConfig> OptimizeConfig::FromJson(const json& j, std::strin
     c.compile_timeout_s = j.at("compile_timeout_s").get<double>();
     c.min_verify_s = j.at("min_verify_s").get<double>();
     c.near_duplicate = j.at("near_duplicate").get<double>();
+    c.ncu = j.value("ncu", false);  // absent in runs made before issue 21's counters
+    c.ncu_timeout_s = j.value("ncu_timeout_s", 120.0);
     if (c.islands < 1 || c.islands > 64 || c.capacity < 1 || c.iterations < 1 || (c.backend != "cuda" && c.backend != "triton"))
       throw std::runtime_error("islands, capacity, iterations or backend out of range");
     for (size_t i = 0; i < kResources; ++i) c.budget.v[i] = j.at("budget").at(ResourceName(Resource(i))).get<double>();

@@ -53,10 +53,7 @@ bool SearchLoop::Iterate(int it, std::string* err) {
   Mutation m = ChooseMutation(in);
   std::string base = m == Mutation::kFix ? fix : m == Mutation::kSeed ? "" : parent->id;
   if (m == Mutation::kFix) state_.pending_fix.erase(island);  // one attempt per failure
-  auto facts = [&](const std::string& id) {
-    auto v = verdicts_.find(util::Hash128Hex(store_.ReadCode(id)));
-    return v == verdicts_.end() ? std::string("(no verdict)") : Diagnose(v->second);
-  };
+  auto facts = [&](const std::string& id) { return Facts(id); };
   PromptParts parts{task_source_, c_.backend, base.empty() ? "" : store_.ReadCode(base), base.empty() ? "" : facts(base),
                     m == Mutation::kCrossover ? store_.ReadCode(other->id) : "", memory_.Failures(base, 6),
                     exp ? ExperienceText(*exp) : ""};
@@ -154,6 +151,7 @@ bool SearchLoop::Judge(int island, Mutation m, const std::string& base, const ge
     state_.pending_fix[island] = id;
   }
   rec["kept"] = kept;
+  if (kept && !ProfileKept(store_.Path("candidates/" + id + ".py"), v.verdict, &rec, err)) return false;
   Learn(m, rec, v.verdict, ch);
   return finish("verified", rec["status"].get<std::string>() + (kept ? ", kept" : ""));
 }

@@ -44,6 +44,8 @@ struct OptimizeConfig {
   double compile_timeout_s = 300;  // a CUDA candidate's build limit: its compile reservation
   double min_verify_s = 5;        // less GPU (or compile) budget left than this: the run stops
   double near_duplicate = 0.95;   // token 3-shingle similarity that refuses a near duplicate
+  bool ncu = false;               // profile each kept candidate's kernels with ncu (charged GPU-seconds)
+  double ncu_timeout_s = 120;     // a profiling child's wall limit: its GPU-second reservation
   Amounts budget;                 // tokens, requests, gpu_s, compile_s; every entry > 0
 
   nlohmann::json ToJson() const;  // run.json (kz.optimize.run/1)
@@ -52,10 +54,15 @@ struct OptimizeConfig {
 
 // Verifies one sample within `timeout_s` (its run) and `compile_timeout_s` (its builds).
 using VerifyOne = std::function<nlohmann::json(const verify::Sample&, double timeout_s, double compile_timeout_s)>;
+// Profiles a kept candidate (its sample and verdict) with ncu within `timeout_s`: the
+// verify::ProfileResult JSON ({"available", "reason", "seconds", "kernels", ...}); "seconds"
+// is charged as GPU-seconds.
+using ProfileOne = std::function<nlohmann::json(const verify::Sample&, const nlohmann::json& verdict, double timeout_s)>;
 
 struct OptimizeIo {
   generate::Endpoint* endpoint = nullptr;
   VerifyOne verify;
+  ProfileOne profile;  // with OptimizeConfig::ncu; unset: no profiles
   std::string prompt_template;  // prompts/optimize.v1.txt's text
   std::function<void(const std::string&)> progress;  // one line per event (stderr in the CLI)
   // The experience library (all three unset: none). retrieve(query, iteration): the best

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "util/fs.h"
 
 namespace kz::optimize {
@@ -172,7 +172,7 @@ bool RunStore::HasIterationWork() const {
 }
 
 bool RunStore::AppendCandidate(const json& record, std::string* err) const {
-  bench::VerdictLog log;
+  scoring::VerdictLog log;
   return log.Open(Path("candidates.jsonl"), err) && log.Append(record, err);
 }
 
@@ -189,7 +189,7 @@ std::map<std::string, json> RunStore::LoadVerdicts() const {
 }
 
 bool RunStore::AppendVerdict(const std::string& code_xxh, const json& verdict, std::string* err) const {
-  bench::VerdictLog log;
+  scoring::VerdictLog log;
   return log.Open(Path("verdicts.jsonl"), err) && log.Append({{"code_xxh", code_xxh}, {"verdict", verdict}}, err);
 }
 
@@ -206,7 +206,7 @@ std::map<int, json> RunStore::LoadRetrievals() const {
 
 bool RunStore::AppendRetrieval(int iteration, const std::string& query, const json& experience,
                                const std::string& ranking, std::string* err) const {
-  bench::VerdictLog log;
+  scoring::VerdictLog log;
   return log.Open(Path("retrievals.jsonl"), err) &&
          log.Append({{"iteration", iteration}, {"query", query}, {"experience", experience}, {"ranking", ranking}}, err);
 }

@@ -2,6 +2,8 @@
 // job_queue_worker.cc.
 #include "queue/job_queue.h"
 
+#include <nlohmann/json.hpp>
+
 #include "queue/stream_entry.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -153,8 +155,29 @@ int RedisJobQueue::Deliver(const std::vector<StreamEntry>& entries, const Verdic
   return accepted;
 }
 
+std::string ToString(VerdictState state) { return state == VerdictState::kDone ? "done" : "failed"; }
+
+std::optional<VerdictState> ParseVerdictState(std::string_view text) {
+  if (text == "done") return VerdictState::kDone;
+  if (text == "failed") return VerdictState::kFailed;
+  return std::nullopt;
+}
+
+Verdict RedisJobQueue::VerdictOf(const StreamEntry& e) {
+  Verdict v{e.Field("id"), VerdictState::kFailed, e.Field("verdict"), e.Field("worker")};
+  std::string state = e.Field("state");
+  if (std::optional<VerdictState> parsed = ParseVerdictState(state)) {
+    v.state = *parsed;
+    return v;
+  }
+  std::string why = "verdict entry " + e.id + " from worker '" + v.worker + "' has an unknown state '" + state + "'";
+  util::LogWarn("queue: job " + v.job_id + ": " + why + ": the job fails");
+  v.verdict_json = nlohmann::json{{"error", why}}.dump();
+  return v;
+}
+
 bool RedisJobQueue::Offer(const StreamEntry& e, const VerdictCallback& cb) {
-  Verdict v{e.Field("id"), e.Field("state"), e.Field("verdict"), e.Field("worker")};
+  Verdict v = VerdictOf(e);
   try {
     if (cb(v)) return true;
   } catch (const std::exception& ex) {

@@ -29,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -64,9 +65,21 @@ struct ClaimedJob {
   std::string malformed;   // non-empty: the entry lacks fields; Complete it as failed
 };
 
+// A verdict's outcome: kDone, verdict_json is a verdict; kFailed, it is kz's {"error"}.
+// Spelled "done" / "failed" in the `state` fields of P:verdicts and P:job:ID (a wire format).
+enum class VerdictState { kDone, kFailed };
+std::string ToString(VerdictState state);
+// nullopt for any other spelling (a verdict entry not written by this protocol).
+std::optional<VerdictState> ParseVerdictState(std::string_view text);
+// nlohmann::json's hook (argument-dependent lookup): in JSON a VerdictState is its spelling.
+template <class Json>
+void to_json(Json& j, VerdictState state) {
+  j = ToString(state);
+}
+
 struct Verdict {
   std::string job_id;
-  std::string state;         // "done" (verdict_json is a verdict) or "failed" (kz's error)
+  VerdictState state = VerdictState::kDone;
   std::string verdict_json;
   std::string worker;        // the consumer that produced it
 };
@@ -132,6 +145,9 @@ class RedisJobQueue {
   std::optional<ClaimedJob> Reclaimed(const StreamEntry& e, std::string* err) REQUIRES(mu_);
   int Deliver(const std::vector<StreamEntry>& entries, const VerdictCallback& cb, std::string* err) REQUIRES(mu_);
   static bool Offer(const StreamEntry& e, const VerdictCallback& cb);
+  // The entry's verdict; one whose state is not "done" or "failed" becomes a failed one
+  // that says so (the job then ends with that error instead of staying open forever).
+  static Verdict VerdictOf(const StreamEntry& e);
   bool AckVerdict(const std::string& entry, const std::string& job_id, std::string* err) REQUIRES(mu_);
 
   const QueueConfig config_;

@@ -117,7 +117,7 @@ CompleteResult RedisJobQueue::Complete(const ClaimedJob& claimed, const Verdict&
   const std::string& id = claimed.job.id;
   RedisReply r;
   if (!client_.Call({"EVAL", kCompleteScript, "3", JobKey(id), JobsKey(), VerdictsKey(), config_.worker_group,
-                     claimed.entry, id, verdict.state, verdict.verdict_json, verdict.worker,
+                     claimed.entry, id, ToString(verdict.state), verdict.verdict_json, verdict.worker,
                      std::to_string(util::UnixMs()), std::to_string(config_.record_ttl.count())},
                     &r, err))
     return CompleteResult::kError;

@@ -14,6 +14,11 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+// The verdict's "status" for the log; "-" when it has none.
+std::string StatusOf(const json& verdict) {
+  auto it = verdict.find("status");  // end() on a non-object too
+  return it != verdict.end() && it->is_string() ? it->get<std::string>() : "-";
+}
 std::string Fixed1(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", v);
@@ -30,14 +35,14 @@ QueueWorker::~QueueWorker() {
 
 void QueueWorker::Stop() {
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 QueueWorker::Stats QueueWorker::stats() const {
-  std::lock_guard lock(mu_);
+  util::MutexLock lock(mu_);
   return stats_;
 }
 
@@ -47,7 +52,7 @@ void QueueWorker::Event(const std::string& kv) const { util::LogInfo("worker " +
 // would otherwise log every retry).
 void QueueWorker::Warn(const std::string& msg) {
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     auto now = Clock::now();
     if (msg == last_warn_ && now - last_warn_at_ < config_.status_every) return;
     last_warn_ = msg;
@@ -57,8 +62,10 @@ void QueueWorker::Warn(const std::string& msg) {
 }
 
 void QueueWorker::Pause(milliseconds d) {
-  std::unique_lock lock(mu_);
-  cv_.wait_for(lock, d, [&] { return stop_.load(); });
+  util::MutexLock lock(mu_);
+  const auto until = Clock::now() + d;
+  while (!stop_ && cv_.WaitUntil(mu_, until)) {
+  }
 }
 
 int QueueWorker::Run() {
@@ -70,22 +77,23 @@ int QueueWorker::Run() {
     util::Log(util::LogLevel::kError, "worker " + config_.name + ": " + err);
     return 2;
   }
-  Event(std::string("event=start queue=") + config_.queue.url + " mode=" +
-        (config_.gpus.empty() ? "cpu" : "gpu" + std::to_string(config_.gpus[0].index)) +
+  Event(std::string("event=start queue=") + config_.queue.url +
+        " mode=" + (config_.gpus.empty() ? "cpu" : "gpu" + std::to_string(config_.gpus[0].index)) +
         " reclaim_after_ms=" + std::to_string(config_.queue.reclaim_after.count()));
   if (config_.prestart) next_child_ = verify::Verifier::Prestart(config_.worker, config_.base, RunGpu());
   beat_ = std::thread([this] { HeartbeatLoop(); });
   if (WaitSetup()) {
     while (!stop_) {
       auto job = Next(&err);
-      if (job) Process(*job);
+      if (job)
+        Process(*job);
       else if (!err.empty()) {
         Warn(err + " (retrying)");
         Pause(std::max(queue_->RetryDelay(), milliseconds{200}));
       }
     }
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   beat_.join();
   Stats s = stats();
   Event("event=stop published=" + std::to_string(s.published) + " duplicates=" + std::to_string(s.duplicates) +
@@ -126,53 +134,57 @@ void QueueWorker::Process(const ClaimedJob& c) {
         " deliveries=" + std::to_string(c.deliveries));
   lost_ = false;
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     current_entry_ = c.entry;
     current_id_ = c.job.id;
     current_since_ = Clock::now();
     if (c.reclaimed) ++stats_.reclaimed;
   }
   auto t0 = Clock::now();
-  Verdict v = RunJob(c);
+  Outcome o = RunJob(c);
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     current_entry_.clear();
   }
   if (stop_ || lost_) {  // the run was (or may have been) cancelled: its verdict is not one
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     ++stats_.abandoned;
-    return Event("event=abandoned job=" + c.job.id + " entry=" + c.entry + " reason=" +
-                 (lost_ ? "taken_over" : "shutdown") + " (not acked)");
+    return Event("event=abandoned job=" + c.job.id + " entry=" + c.entry +
+                 " reason=" + (lost_ ? "taken_over" : "shutdown") + " (not acked)");
   }
-  std::string status = v.state == "done" ? json::parse(v.verdict_json).value("status", "-") : "-";
-  Event("event=verified job=" + c.job.id + " state=" + v.state + " status=" + status +
+  Event("event=verified job=" + c.job.id + " state=" + ToString(o.verdict.state) + " status=" + o.status +
         " seconds=" + Fixed1(Seconds(Clock::now() - t0)));
-  Publish(c, v);
+  Publish(c, o.verdict);
 }
 
-Verdict QueueWorker::RunJob(const ClaimedJob& c) {
-  Verdict v{c.job.id, "done", "", config_.name};
+QueueWorker::Outcome QueueWorker::Failed(const ClaimedJob& c, const std::string& why) const {
+  return {{c.job.id, VerdictState::kFailed, json{{"error", why}}.dump(), config_.name}, "-"};
+}
+
+// Every expected way a job fails (given up, malformed, bad options or backend, a full
+// disk) is a failed verdict built here from a returned reason.
+QueueWorker::Outcome QueueWorker::RunJob(const ClaimedJob& c) {
+  if (c.deliveries > config_.max_deliveries)  // each earlier run died or was stopped
+    return Failed(c, "given up after " + std::to_string(c.deliveries) + " deliveries: no worker finished this job");
+  if (!c.malformed.empty()) return Failed(c, c.malformed);
   std::string dir = config_.work_dir + "/" + c.entry;  // entry ids are "<ms>-<seq>"
-  if (c.deliveries > config_.max_deliveries) {  // each earlier run died or was stopped
-    v.state = "failed";
-    v.verdict_json = json{{"error", "given up after " + std::to_string(c.deliveries) +
-                                        " deliveries: no worker finished this job"}}.dump();
-    return v;
-  }
+  json verdict;
   std::string failure;
-  try {
-    json verdict;
-    if (!c.malformed.empty()) failure = c.malformed;
-    else if (Verify(c, dir, &verdict, &failure)) v.verdict_json = verdict.dump();
-  } catch (const std::exception& e) {  // unexpected: a bug, not a bad job
-    failure = std::string("internal error: ") + e.what();
-  }
-  if (!failure.empty()) {  // the job cannot run (malformed, bad options or backend, a full disk)
-    v.state = "failed";
-    v.verdict_json = json{{"error", failure}}.dump();
-  }
+  bool ran = VerifyGuarded(c, dir, &verdict, &failure);
   util::RemoveAll(dir);
-  return v;
+  if (!ran) return Failed(c, failure);
+  return {{c.job.id, VerdictState::kDone, verdict.dump(), config_.name}, StatusOf(verdict)};
+}
+
+// The worker's one catch: an exception out of the verifier is a bug, not a bad job, and
+// fails only this job ("internal error: ..."), so that the loop outlives it.
+bool QueueWorker::VerifyGuarded(const ClaimedJob& c, const std::string& dir, json* verdict, std::string* err) {
+  try {
+    return Verify(c, dir, verdict, err);
+  } catch (const std::exception& e) {
+    *err = std::string("internal error: ") + e.what();
+    return false;
+  }
 }
 
 // As kz serve's scheduler (both through verify::PrepareJob): the sources in a fresh directory, the job's options over
@@ -180,7 +192,8 @@ Verdict QueueWorker::RunJob(const ClaimedJob& c) {
 bool QueueWorker::Verify(const ClaimedJob& c, const std::string& dir, json* verdict, std::string* err) {
   const Job& job = c.job;
   verify::JobInput in;
-  if (!verify::PrepareJob({job.id, job.task, job.candidate, job.backend, job.options_json}, config_.base, dir, &in, err))
+  if (!verify::PrepareJob({job.id, job.task, job.candidate, job.backend, job.options_json}, config_.base, dir, &in,
+                          err))
     return false;
   std::vector<verify::Sample>& samples = in.samples;
   verify::Verifier verifier(config_.worker, in.options, config_.gpus);
@@ -208,9 +221,11 @@ void QueueWorker::Publish(const ClaimedJob& c, const Verdict& v) {
   for (;;) {
     CompleteResult r = queue_->Complete(c, v, &err);
     if (r != CompleteResult::kError) {
-      std::lock_guard lock(mu_);
-      if (r == CompleteResult::kPublished) ++(v.state == "done" ? stats_.published : stats_.failed);
-      else ++stats_.duplicates;
+      util::MutexLock lock(mu_);
+      if (r == CompleteResult::kPublished)
+        ++(v.state == VerdictState::kDone ? stats_.published : stats_.failed);
+      else
+        ++stats_.duplicates;
       return Event("event=" + std::string(r == CompleteResult::kPublished ? "published" : "duplicate_dropped") +
                    " job=" + c.job.id + " entry=" + c.entry);
     }
@@ -223,25 +238,26 @@ void QueueWorker::Publish(const ClaimedJob& c, const Verdict& v) {
 // While a job runs: Touch its entry every reclaim_after / 4 (so no other worker reclaims
 // it), log progress every status_every, and cancel the run when the job was taken over.
 void QueueWorker::HeartbeatLoop() {
-  const milliseconds period = std::clamp<milliseconds>(config_.queue.reclaim_after / 4, milliseconds{200},
-                                                       milliseconds{10000});
+  const milliseconds period =
+      std::clamp<milliseconds>(config_.queue.reclaim_after / 4, milliseconds{200}, milliseconds{10000});
   auto last_log = Clock::now();
-  std::unique_lock lock(mu_);
+  util::MutexLock lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, period, [&] { return stop_.load(); });
+    const auto until = Clock::now() + period;
+    while (!stop_ && cv_.WaitUntil(mu_, until)) {
+    }
     if (stop_ || current_entry_.empty()) continue;
     std::string entry = current_entry_, id = current_id_;
     double running_s = Seconds(Clock::now() - current_since_);
-    lock.unlock();
+    lock.Unlock();
     bool owned = true;
     std::string err;
-    if (!beat_queue_->Touch(config_.name, entry, &owned, &err))
-      Warn("heartbeat for job " + id + ": " + err);
+    if (!beat_queue_->Touch(config_.name, entry, &owned, &err)) Warn("heartbeat for job " + id + ": " + err);
     if (Clock::now() - last_log >= config_.status_every) {
       last_log = Clock::now();
       Event("event=heartbeat job=" + id + " entry=" + entry + " running_s=" + Fixed1(running_s));
     }
-    lock.lock();
+    lock.Lock();
     if (!owned && current_entry_ == entry) {
       lost_ = true;
       util::LogWarn("worker " + config_.name + ": job " + id + " (entry " + entry +

@@ -7,10 +7,8 @@
 #pragma once
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -19,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "queue/job_queue.h"
+#include "util/thread_annotations.h"
 #include "verify/device.h"
 #include "verify/sample.h"
 #include "verify/verifier.h"
@@ -30,15 +29,15 @@ class QueueWorker {
  public:
   struct Config {
     QueueConfig queue;
-    std::string name;                        // consumer name: unique among live workers
+    std::string name;  // consumer name: unique among live workers
     worker::WorkerConfig worker;
-    verify::VerifyOptions base;              // jobs' options apply on top (verify::ApplyJobOptions)
-    std::vector<verify::Gpu> gpus;           // empty: CPU mode
-    std::string work_dir;                    // per-job directories; emptied on start
-    std::chrono::milliseconds block{2000};   // Claim's wait (also the shutdown latency when idle)
+    verify::VerifyOptions base;                     // jobs' options apply on top (verify::ApplyJobOptions)
+    std::vector<verify::Gpu> gpus;                  // empty: CPU mode
+    std::string work_dir;                           // per-job directories; emptied on start
+    std::chrono::milliseconds block{2000};          // Claim's wait (also the shutdown latency when idle)
     std::chrono::milliseconds status_every{30000};  // an info heartbeat line this often
-    int64_t max_deliveries = 5;              // a job handed out more often fails (it kills workers)
-    bool prestart = true;                    // keep the next run child started (torch imported)
+    int64_t max_deliveries = 5;                     // a job handed out more often fails (it kills workers)
+    bool prestart = true;                           // keep the next run child started (torch imported)
     // `kz worker --gpu-concurrency K`: the K consumers of one process share their GPU's gate
     // (docs/throughput.md; base.gpu_concurrency = K); null: one job on the GPU at a time.
     std::shared_ptr<verify::GateHub> gate{};
@@ -61,10 +60,18 @@ class QueueWorker {
 
  private:
   std::optional<ClaimedJob> Next(std::string* err);
+  // A job's verdict and, for the log, its status ("-" when failed).
+  struct Outcome {
+    Verdict verdict;
+    std::string status;
+  };
   void Process(const ClaimedJob& c);
-  Verdict RunJob(const ClaimedJob& c);                                    // never throws
+  Outcome RunJob(const ClaimedJob& c);  // never throws
+  Outcome Failed(const ClaimedJob& c, const std::string& why) const;
   // false with *err when the job cannot run (bad options or backend, files not written).
   bool Verify(const ClaimedJob& c, const std::string& dir, nlohmann::json* verdict, std::string* err);
+  // Verify, with an unexpected exception turned into false and "internal error: ...".
+  bool VerifyGuarded(const ClaimedJob& c, const std::string& dir, nlohmann::json* verdict, std::string* err);
   std::optional<verify::Gpu> RunGpu() const;  // the worker's GPU; nullopt in CPU mode
   void Publish(const ClaimedJob& c, const Verdict& v);
   void HeartbeatLoop();
@@ -79,13 +86,13 @@ class QueueWorker {
   std::chrono::steady_clock::time_point next_reclaim_{}, last_status_{};
   verify::Verifier::Prestarted next_child_;  // main loop only: the next job's run child
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;               // Stop() and the heartbeat's period
-  std::string current_entry_, current_id_;   // GUARDED_BY(mu_): the running job, or ""
-  std::chrono::steady_clock::time_point current_since_;  // GUARDED_BY(mu_)
-  Stats stats_;                              // GUARDED_BY(mu_)
-  std::string last_warn_;                    // GUARDED_BY(mu_)
-  std::chrono::steady_clock::time_point last_warn_at_;  // GUARDED_BY(mu_)
+  mutable util::Mutex mu_;
+  util::CondVar cv_;                                                        // Stop() and the heartbeat's period
+  std::string current_entry_ GUARDED_BY(mu_), current_id_ GUARDED_BY(mu_);  // the running job, or ""
+  std::chrono::steady_clock::time_point current_since_ GUARDED_BY(mu_);
+  Stats stats_ GUARDED_BY(mu_);
+  std::string last_warn_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_warn_at_ GUARDED_BY(mu_);
   std::thread beat_;
 };
 

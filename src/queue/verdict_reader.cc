@@ -16,10 +16,10 @@ bool VerdictReader::Start(std::string* err) {
 
 void VerdictReader::Stop() {
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -28,7 +28,7 @@ void VerdictReader::Loop() {
   bool ready = false;  // streams and groups set up
   for (;;) {
     {
-      std::lock_guard lock(mu_);
+      util::MutexLock lock(mu_);
       if (stop_) return;
     }
     bool ok = (ready = ready || queue_->Setup(&err)) && queue_->ReadVerdicts(consumer_, cb_, kBlock, &err) >= 0;
@@ -39,8 +39,10 @@ void VerdictReader::Loop() {
     }
     if (err != last_err) util::LogWarn("queue: verdict reader " + consumer_ + ": " + err + " (retrying)");
     last_err = err;
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::max(queue_->RetryDelay(), std::chrono::milliseconds{200}), [&] { return stop_; });
+    const auto until = std::chrono::steady_clock::now() + std::max(queue_->RetryDelay(), std::chrono::milliseconds{200});
+    util::MutexLock lock(mu_);
+    while (!stop_ && cv_.WaitUntil(mu_, until)) {
+    }
   }
 }
 

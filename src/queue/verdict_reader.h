@@ -6,13 +6,12 @@
 // and true again for a job already finished — it may come again after a front crash).
 #pragma once
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "queue/job_queue.h"
+#include "util/thread_annotations.h"
 
 namespace kz::queue {
 
@@ -37,9 +36,9 @@ class VerdictReader {
   const std::string consumer_;
   const VerdictCallback cb_;
   std::unique_ptr<RedisJobQueue> queue_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // GUARDED_BY(mu_)
+  util::Mutex mu_;
+  util::CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -20,10 +20,10 @@ json JobJson(const store::Job& j) {
               {"finished_at_ms", ms(j.finished_at_ms)},
               {"task_xxh128", j.task_hash},
               {"candidate_xxh128", j.candidate_hash}};
-  if (j.state == store::kFailed) {
+  if (j.state == store::JobState::kFailed) {
     out["error"] = verdict.is_object() ? verdict.value("error", "internal error") : "internal error";
     verdict = nullptr;
-  } else if (j.state == store::kCancelled) {
+  } else if (j.state == store::JobState::kCancelled) {
     out["cancelled_while"] = verdict.is_object() ? verdict.value("cancelled_while", "queued") : "queued";
     verdict = nullptr;
   }

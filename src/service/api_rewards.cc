@@ -13,7 +13,7 @@ using api::Error;
 using api::Reply;
 
 namespace {
-bool Pending(const store::Job& j) { return j.state == store::kQueued || j.state == store::kRunning; }
+bool Pending(const store::Job& j) { return j.state == store::JobState::kQueued || j.state == store::JobState::kRunning; }
 }  // namespace
 
 void ApiServer::PostRewards(const httplib::Request& req, httplib::Response& res) {
@@ -44,7 +44,7 @@ void ApiServer::PostRewards(const httplib::Request& req, httplib::Response& res)
     if (!job) return Error(res, 500, err.empty() ? "job vanished" : err);
     ids.push_back(job->id);
     if (Pending(*job)) pending.push_back({{"id", job->id}, {"status", job->state}});
-    json v = job->state == store::kDone && job->verdict_json ? json::parse(*job->verdict_json, nullptr, false) : json();
+    json v = job->state == store::JobState::kDone && job->verdict_json ? json::parse(*job->verdict_json, nullptr, false) : json();
     verdicts.push_back(v.is_discarded() ? json() : v);
   }
   if (!pending.empty())  // the same body again later finds the stored verdicts (deduplicated)

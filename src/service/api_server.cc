@@ -94,13 +94,13 @@ void ApiServer::PostVerify(const httplib::Request& req, httplib::Response& res) 
   if (req.get_param_value("wait") == "true") {
     auto job = scheduler_->Wait(sub.id, limits_.wait_timeout, &err);
     if (!job) return Error(res, 500, err.empty() ? "job vanished" : err);
-    if (job->state == store::kDone && job->verdict_json) {
+    if (job->state == store::JobState::kDone && job->verdict_json) {
       res.set_header("X-KZ-Job-Id", job->id);
       res.set_header("X-KZ-Deduplicated", dedup ? "true" : "false");
       return res.set_content(*job->verdict_json + "\n", "application/json");
     }
-    if (job->state == store::kFailed) return Reply(res, 500, api::JobJson(*job));
-    sub.state = job->state;
+    if (job->state == store::JobState::kFailed) return Reply(res, 500, api::JobJson(*job));
+    sub.state = store::ToString(job->state);
   }
   Reply(res, 202, {{"id", sub.id}, {"status", sub.state}, {"deduplicated", dedup}});
 }

@@ -1,5 +1,7 @@
 #include "service/metrics.h"
 
+#include "verify/gpu_floor.h"
+
 namespace kz::service {
 using nlohmann::json;
 
@@ -9,6 +11,10 @@ constexpr const char* kCounterNames[] = {"accepted", "deduplicated", "rejected_q
 static_assert(std::size(kCounterNames) == static_cast<size_t>(Counter::kCount));
 constexpr const char* kStageNames[] = {"queue_wait", "screen", "extract", "compile", "run", "total", "slot_wait"};
 static_assert(std::size(kStageNames) == static_cast<size_t>(Stage::kCount));
+// The run child's stages (docs/verdict.md, `profile.stages`), in the order they run.
+constexpr const char* kChildStages[] = {"load", "parameters", "correctness", "trace", "extra_checks", "timing"};
+// Child wall / GPU-time floor: 1 would be a slot that does nothing but the checks' GPU work.
+const std::vector<double> kRatioBuckets = {1, 1.5, 2, 3, 5, 10, 20, 50, 100, 1000};
 
 std::optional<double> Seconds(const json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return std::nullopt;
@@ -20,8 +26,21 @@ std::string Header(const char* name, const char* type, const char* help) {
 }
 }  // namespace
 
-Metrics::Metrics() {
+Metrics::Metrics() : gpu_floor_(StageBuckets()), wall_over_floor_(kRatioBuckets) {
   for (size_t i = 0; i < static_cast<size_t>(Stage::kCount); ++i) stages_.emplace_back(StageBuckets());
+  for (size_t i = 0; i < std::size(kChildStages); ++i) child_stages_.emplace_back(StageBuckets());
+}
+
+void Metrics::ObserveChild(const json& v) {
+  const json profile = v.value("profile", json());
+  const json stages = profile.is_object() ? profile.value("stages", json()) : json();
+  for (size_t i = 0; i < std::size(kChildStages) && stages.is_object(); ++i)
+    if (auto s = Seconds(stages.value(kChildStages[i], json()), "seconds")) child_stages_[i].Observe(*s);
+  auto floor = verify::GpuFloorSeconds(v);
+  if (!floor) return;
+  gpu_floor_.Observe(*floor);
+  auto wall = Seconds(v.value("child", json()), "wall_s");
+  if (wall && *floor > 0) wall_over_floor_.Observe(*wall / *floor);
 }
 
 void Metrics::CountVerdict(std::string_view status) {
@@ -54,6 +73,7 @@ void Metrics::ObserveVerdict(const json& v, std::optional<double> queue_wait_s) 
   }
   if (auto s = Seconds(v.value("child", json()), "wall_s")) Observe(Stage::kRun, *s);
   if (auto s = Seconds(v, "seconds")) Observe(Stage::kTotal, *s);
+  ObserveChild(v);
 }
 
 std::string Metrics::RenderHistograms() const {
@@ -61,6 +81,14 @@ std::string Metrics::RenderHistograms() const {
                            "Seconds per stage of finished jobs (queue_wait: accepted to started).");
   for (size_t i = 0; i < stages_.size(); ++i)
     out += stages_[i].Render("kz_stage_seconds", std::string("stage=\"") + kStageNames[i] + "\"");
+  out += Header("kz_child_stage_seconds", "histogram", "Seconds per stage inside the run child (its profile).");
+  for (size_t i = 0; i < child_stages_.size(); ++i)
+    out += child_stages_[i].Render("kz_child_stage_seconds", std::string("stage=\"") + kChildStages[i] + "\"");
+  out += Header("kz_gpu_floor_seconds", "histogram",
+                "GPU-time floor of timed verdicts: the device time their checked calls needed at the measured medians.");
+  out += gpu_floor_.Render("kz_gpu_floor_seconds", "");
+  out += Header("kz_run_over_gpu_floor", "histogram", "The run child's wall time over its GPU-time floor (timed verdicts).");
+  out += wall_over_floor_.Render("kz_run_over_gpu_floor", "");
   return out;
 }
 

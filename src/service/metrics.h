@@ -49,7 +49,8 @@ class Metrics {
   uint64_t Get(Counter c) const { return counters_[static_cast<size_t>(c)].load(std::memory_order_relaxed); }
   // A finished verdict: counts its status, observes its stages' seconds (screen, extract,
   // compile = the sum of its libraries, run = the child's wall time, total) and the
-  // queue wait, and counts its compile-cache hits and misses.
+  // queue wait, the run child's own stages (profile.stages), the GPU-time floor of a timed
+  // verdict and the child's wall over it, and counts its compile-cache hits and misses.
   void ObserveVerdict(const nlohmann::json& verdict, std::optional<double> queue_wait_s);
   void Observe(Stage s, double seconds) { stages_[static_cast<size_t>(s)].Observe(seconds); }
   // Seconds a slot spent on a job (finished, failed or cancelled), summed over slots.
@@ -58,6 +59,7 @@ class Metrics {
 
  private:
   void CountVerdict(std::string_view status);
+  void ObserveChild(const nlohmann::json& verdict);
   std::string RenderHistograms() const;
   static std::string RenderGates(const std::vector<std::pair<std::string, verify::GateHub::Stats>>& gates);
   static constexpr size_t kStatuses = static_cast<size_t>(verify::Status::kNotRun) + 1;
@@ -68,6 +70,10 @@ class Metrics {
   std::atomic<uint64_t> too_large_{0};  // verdicts refused up front by their footprint
   std::atomic<uint64_t> busy_us_{0};
   std::deque<Histogram> stages_;  // by Stage (a deque: Histogram holds a mutex)
+  // Where a run child's slot time goes (issue 18): its own stages (profile.stages), and for
+  // timed verdicts the GPU-time floor (verify/gpu_floor.h) and the child's wall over it.
+  std::deque<Histogram> child_stages_;  // by kChildStages
+  Histogram gpu_floor_, wall_over_floor_;
 };
 
 }  // namespace kz::service

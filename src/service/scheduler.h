@@ -1,241 +1,77 @@
-// The in-process scheduler of `kz serve`: a pipeline from the queue to the GPUs.
-//   queue --(picker: priority, per-client round-robin)--> build threads: screen, extract,
-//   compile on CPU workers (verify::Verifier::Stage) --> ready list --(the same picker)-->
-//   slots: one per GPU (or N CPU slots), each running one staged sample at a time in a
-//   fresh child pinned to its GPU (Verifier::Finish). With base.gpu_concurrency K > 1,
-//   K slots per GPU share that GPU's gate (verify::GateHub, docs/throughput.md): their
-//   correctness stages run at once, a sample being timed has the GPU to itself.
-// The build threads work ahead of the slots (at most max_ready staged jobs wait), so a GPU
-// never waits for nvcc while queued work exists; a sample whose verdict is known before the
-// run (bad input, screen rejection, compile error) never takes a slot. Every accepted job
-// is in the store before Submit returns; it stays "queued" there while it is staged, and is
-// "running" from the moment a slot takes it (or its verdict is known); on Start, jobs a previous process left queued or running are
-// queued again (cancelled ones are final and stay so).
-// With Config::remote set (kz serve --queue), a dispatcher thread hands jobs to Redis
-// instead (they are "running" once enqueued) and a verdict reader stores what workers send
-// back; the queue, store, dedup, fairness and backpressure are the same.
+// The in-process scheduler of `kz serve`: admission (service::Admission: submit, group
+// commit, deduplication) in front of execution (service::Execution: the queue, build
+// threads, one slot per GPU or remote dispatch through Redis; cancel, wait, metrics). The
+// two meet at JobIntake: admission asks how many jobs wait and hands over the jobs it has
+// stored. Every accepted job is in the store before Submit returns.
+// Thread-safety: Submit, SubmitBatch, Cancel, Wait, Drain and the counters from any thread;
+// Start and Stop from the main thread.
 #pragma once
-#include <atomic>
 #include <chrono>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <random>
-#include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "queue/job_queue.h"
-#include "queue/verdict_reader.h"
+#include "service/admission.h"
+#include "service/execution.h"
 #include "service/metrics.h"
-#include "service/picker.h"
-#include "service/request.h"
 #include "store/job_store.h"
-#include "util/thread_annotations.h"
-#include "verify/device.h"
-#include "verify/verifier.h"
-#include "worker/worker_client.h"
 
 namespace kz::service {
 
+// The server's settings that change a verdict: part of every deduplication key.
+inline std::string Fingerprint(const SchedulerConfig& config) {
+  const auto& o = config.base;
+  std::string device = config.gpus.empty() || o.cpu_only ? "cpu" : config.gpus.front().name;
+  return "device=" + device + ";policy=" + o.policy + ";trials=" + std::to_string(o.trials) +
+         ";timing=" + (o.timing ? "1" : "0") + ";timeout=" + std::to_string(o.timeout_s) +
+         ";screen=" + (o.screen ? "1" : "0") +
+         (o.timing_ci_rel > 0 ? ";timing_ci=" + std::to_string(o.timing_ci_rel) : "");
+}
+
 class Scheduler {
  public:
-  struct Config {
-    worker::WorkerConfig worker;
-    verify::VerifyOptions base;      // the server's options; requests may override some
-    std::vector<verify::Gpu> gpus;   // one slot each; empty: CPU mode
-    size_t cpu_slots = 1;            // CPU mode: slots (children at once)
-    size_t build_threads = 1;        // samples staged (screened, compiled) at once
-    size_t max_ready = 0;            // staged jobs waiting for a slot at most; 0: 2 x slots + builds
-    bool prestart = true;            // each slot keeps its next run child started (torch imported)
-    std::string work_dir;            // per-job directories for the sources
-    size_t max_queue = 4096;         // jobs waiting for a slot (remote: for a verdict) at most; more is kFull (429)
-    bool run_jobs = true;            // false (--no-run): accept and store, never run (load tests)
-    // Stop(): jobs running in slots get this long to finish; then their children are killed
-    // and the jobs stay "running" in the store, queued again by the next start.
-    double shutdown_grace_s = 20;
-    // Non-empty (--queue redis://…): no local slots; jobs go to `kz worker`s through Redis
-    // Streams (docs/queue.md) and their verdicts come back to the store.
-    queue::QueueConfig remote;
-  };
-  enum class SubmitKind { kQueued, kExisting, kFull, kClosed, kError };
-  struct SubmitResult {
-    SubmitKind kind = SubmitKind::kError;
-    std::string id, state, error;
-  };
-  // A validated request with its scheduling fields resolved.
-  struct Submission {
-    VerifyRequest request;
-    int64_t priority = 0;
-    std::string client = "anonymous";
-  };
-  struct BatchResult {
-    SubmitKind kind = SubmitKind::kError;  // kQueued: accepted (see items); else refused whole
-    std::string error;
-    std::vector<SubmitResult> items;       // one per submission when accepted
-  };
-  enum class CancelKind { kCancelled, kNotFound, kConflict, kError };
-  struct CancelResult {
-    CancelKind kind = CancelKind::kError;
-    std::optional<store::Job> job;  // as stored after the cancel (kCancelled, kConflict)
-    std::string error;
-  };
+  using Config = SchedulerConfig;
+  using SubmitKind = service::SubmitKind;
+  using SubmitResult = service::SubmitResult;
+  using Submission = service::Submission;
+  using BatchResult = service::BatchResult;
+  using CancelKind = service::CancelKind;
+  using CancelResult = service::CancelResult;
 
-  Scheduler(store::JobStore* store, Config config);
+  // `store` outlives it.
+  Scheduler(store::JobStore* store, const Config& config)
+      : max_queue_(config.max_queue),
+        on_gpu_(!config.gpus.empty()),
+        execution_(store, config, &metrics_),
+        admission_(store, &execution_, &metrics_, Fingerprint(config), config.max_queue) {}
   ~Scheduler() { Stop(); }
 
-  // Main thread, once: requeues pending jobs and starts the worker thread.
-  bool Start(std::string* err);
-  // Any thread; does not wait for the job (one SQLite write at most). A job with the same
-  // key (same inputs) already stored is returned instead (kExisting), in any state but
-  // failed or cancelled.
-  SubmitResult Submit(const Submission& s);
-  // Any thread: Submit for many, atomically with respect to the queue: either every new
-  // job is stored and queued (one transaction), or none is (kFull when they do not all
-  // fit). Samples deduplicated to stored jobs, or to an earlier sample of the batch, take
-  // no room.
-  BatchResult SubmitBatch(const std::vector<Submission>& batch);
-  // Any thread: cancels a queued job (it never runs), a staged one, or a running one (its
-  // process groups are killed within Verifier::kCancelPollMs; the slot takes the next job).
-  // A final job is kConflict.
-  CancelResult Cancel(const std::string& id);
-  // Any thread: waits up to `timeout` for job `id` to leave queued/running, then returns
-  // it as stored. nullopt: unknown id (err empty) or a store error.
-  std::optional<store::Job> Wait(const std::string& id, std::chrono::milliseconds timeout, std::string* err);
-  // Any thread (the signal thread): stop taking jobs; Wait() callers return at once
-  // unless theirs is running in a slot. Idempotent; does not block.
-  void Drain();
-  // Main thread: Drain(), then wait for the jobs running in slots to finish, for at most
-  // Config::shutdown_grace_s (then their children are killed and they stay "running" in
-  // the store); builds in flight are abandoned (their screen/extract children killed);
-  // queued, staged and interrupted jobs are queued again by the next start. Idempotent.
-  void Stop();
+  // Main thread, once: requeues pending jobs and starts the threads.
+  bool Start(std::string* err) { return execution_.Start(err); }
+  SubmitResult Submit(const Submission& s) { return admission_.Submit(s); }
+  BatchResult SubmitBatch(const std::vector<Submission>& batch) { return admission_.SubmitBatch(batch); }
+  CancelResult Cancel(const std::string& id) { return execution_.Cancel(id); }
+  std::optional<store::Job> Wait(const std::string& id, std::chrono::milliseconds timeout, std::string* err) {
+    return execution_.Wait(id, timeout, err);
+  }
+  void Drain() { execution_.Drain(); }
+  void Stop() { execution_.Stop(); }
 
-  size_t QueueDepth() const;   // waiting for a slot: queued, being staged, staged (remote: no verdict yet)
-  size_t max_queue() const { return config_.max_queue; }
-  size_t Running() const;      // slots running a job now
-  size_t Slots() const { return slots_.size(); }
+  size_t QueueDepth() const { return execution_.QueueDepth(); }
+  size_t max_queue() const { return max_queue_; }
+  size_t Running() const { return execution_.Running(); }
+  size_t Slots() const { return execution_.Slots(); }
   bool Busy() const { return Running() > 0; }
-  bool on_gpu() const { return !config_.gpus.empty(); }
+  bool on_gpu() const { return on_gpu_; }
   Metrics& metrics() { return metrics_; }
-  std::string RenderMetrics() const;  // any thread: /metrics
+  std::string RenderMetrics() const { return execution_.RenderMetrics(); }
 
  private:
-  // A job taken from the queue: being staged, staged and waiting for a slot, or running.
-  struct ActiveJob {
-    std::string id, client, dir;
-    int64_t priority = 0;
-    uint64_t seq = 0;     // arrival order
-    double queue_wait_s = 0;
-    std::vector<verify::Sample> samples;       // one; Work points into it
-    std::unique_ptr<verify::Verifier> verifier;
-    std::vector<verify::Verifier::Work> work;  // one: this job's sample
-    std::chrono::steady_clock::time_point staged_at;
-    // From the staged verdict's footprint (docs/memory.md); set before the job is ready,
-    // read only afterwards (metrics), so it needs no lock of its own.
-    std::optional<uint64_t> footprint_need;
-    std::atomic<bool> cancel{false};  // DELETE: the verifier's children are killed
-  };
-  using ActivePtr = std::shared_ptr<ActiveJob>;
-  struct Slot {
-    std::optional<verify::Gpu> gpu;  // nullopt: a CPU slot
-    std::string label;               // "cuda:0", "cpu:1"
-    std::string running;             // guarded by mu_: the job id, or ""
-    std::chrono::steady_clock::time_point since;  // guarded by mu_
-    double busy_s = 0;               // guarded by mu_: finished jobs' seconds
-    std::shared_ptr<verify::GateHub> gate;  // gpu_concurrency > 1: its device's gate (shared)
-  };
-  // The gates by device label ("cuda:0", "cpu"), for /metrics; fixed at construction.
-  std::vector<std::pair<std::string, std::shared_ptr<verify::GateHub>>> gates_;
-
-  void BuildLoop();                    // a build thread
-  void DispatchLoop();                 // remote mode: queue -> Redis
-  bool OnRemoteVerdict(const queue::Verdict& v);  // remote mode: the verdict reader's thread
-  bool StartRemote(std::string* err);
-  bool remote() const { return !config_.remote.url.empty(); }
-  void SlotLoop(size_t slot);          // a slot's thread
-  // Build thread: files + Verifier::Stage; false when the job is not to go on (cancelled, or
-  // *failure set: the job cannot run — it is then failed with that reason).
-  bool StageJob(ActiveJob& a, std::string* failure);
-  // Records the verdict (state done, or failed with `verdict` = {"error"}) unless the job
-  // was cancelled, and forgets the job.
-  void Complete(const ActivePtr& a, const std::string& state, const nlohmann::json& verdict) REQUIRES(mu_);
-  void Forget(const ActivePtr& a) EXCLUDES(mu_);
-  // A running job interrupted by Stop(): left "running" in the store (queued again by the
-  // next start), no verdict recorded.
-  void Interrupted(const ActivePtr& a) REQUIRES(mu_);
-  // The next queued job to stage, as active: the picker's choice, or, when the staged list
-  // is full, the queued job a slot would run before every staged one (UrgentIndex), so the
-  // lookahead never holds back a job of higher priority or a client's turn by more than the
-  // staging of that job.
-  ActivePtr Take() REQUIRES(mu_);
-  std::optional<size_t> UrgentIndex() const REQUIRES(mu_);
-  ActivePtr TakeReady() REQUIRES(mu_);  // the staged job a free slot runs next
-  bool MarkRunning(const ActiveJob& a);  // the store's queued -> running; false if cancelled
-  bool Queued(const std::string& id) const REQUIRES(mu_);
-  bool InSlot(const std::string& id) const REQUIRES(mu_);
-  size_t RunningLocked() const REQUIRES(mu_);
-  // Group commit (SubmitBatch): concurrent submitters queue their batches; one of them,
-  // the leader, accepts every queued batch under one hold of mu_ and one store transaction,
-  // then wakes the others with their results. Each batch keeps its own all-or-nothing
-  // acceptance (kFull, kClosed); deduplication also spans the batches of one group.
-  struct PendingBatch {
-    const std::vector<Submission>* batch = nullptr;  // the owner's; outlives the group
-    std::vector<std::string> keys;
-    // Written only by the leader; read by the owner once it sees `done` under submit_mu_.
-    BatchResult result;
-    size_t deduplicated = 0;    // items that are existing jobs (counted once the group is stored)
-    bool needs_insert = false;  // accepted with new jobs, or deduplicated to another batch's new job
-    bool done = false;  // guarded by the scheduler's submit_mu_
-  };
-  static constexpr size_t kMaxGroupSamples = 2048;  // samples one leader accepts at most
-  // The leader: the group's results, its new jobs stored and queued.
-  void AcceptGroup(const std::vector<PendingBatch*>& group) EXCLUDES(mu_);
-  struct AcceptedGroup {
-    size_t waiting = 0;                     // jobs waiting before the group
-    std::vector<store::Job> fresh;          // the accepted batches' new jobs, in order
-    std::map<std::string, size_t> by_key;   // key -> index in fresh
-  };
-  // p's result — its new jobs appended to g.fresh if it is accepted whole.
-  void AcceptBatch(PendingBatch& p, AcceptedGroup& g) REQUIRES(mu_);
-  store::Job NewJob(const Submission& s, const std::string& key) REQUIRES(mu_);
-  std::string NewId() REQUIRES(mu_);
-  std::string Fingerprint() const;
-  size_t MaxReady() const;
-
-  store::JobStore* store_;
-  const Config config_;
-  const std::string fingerprint_;
+  const size_t max_queue_;
+  const bool on_gpu_;
   Metrics metrics_;
-
-  util::Mutex submit_mu_;     // the group-commit queue below
-  util::CondVar submit_cv_;   // a group was accepted, or the leader's place is free
-  std::vector<PendingBatch*> submit_queue_ GUARDED_BY(submit_mu_);
-  bool submit_leader_ GUARDED_BY(submit_mu_) = false;  // a leader is accepting a group
-
-  mutable util::Mutex mu_;
-  util::CondVar work_cv_;   // build threads: queue_ and room in ready_, or stopping_
-  util::CondVar ready_cv_;  // slots: ready_, or stopping_
-  util::CondVar done_cv_;   // Wait() callers: a job left the pipeline
-  std::vector<QueuedJob> queue_ GUARDED_BY(mu_);            // queued jobs, in arrival order
-  std::vector<ActivePtr> ready_ GUARDED_BY(mu_);            // staged, waiting for a slot
-  std::map<std::string, ActivePtr> active_ GUARDED_BY(mu_);  // taken and not yet final
-  std::vector<Slot> slots_;  // fixed at construction; its fields marked "guarded by mu_" are (by hand)
-  std::set<std::string> dispatched_ GUARDED_BY(mu_);  // remote mode: enqueued in Redis, no verdict yet
-  std::unique_ptr<queue::RedisJobQueue> redis_;     // remote mode: the dispatcher's connection
-  std::unique_ptr<queue::VerdictReader> verdicts_;  // remote mode
-  size_t building_ GUARDED_BY(mu_) = 0;
-  ServiceRecord served_ GUARDED_BY(mu_);       // client -> tick last staged
-  ServiceRecord slot_served_ GUARDED_BY(mu_);  // client -> tick last given a slot
-  uint64_t tick_ GUARDED_BY(mu_) = 0;
-  uint64_t seq_ GUARDED_BY(mu_) = 0;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::atomic<bool> abandon_builds_{false};  // set with stopping_: builds' children are killed
-  std::atomic<bool> abandon_runs_{false};    // Stop() past the grace: running children are killed
-  std::mt19937_64 rng_ GUARDED_BY(mu_);
-  std::vector<std::thread> threads_;
+  Execution execution_;  // before admission_, which hands it jobs
+  Admission admission_;
 };
 
 }  // namespace kz::service

@@ -85,11 +85,16 @@ bool Fail(sqlite3* db, std::string* err) {
   return false;
 }
 
-Job ReadJob(const Stmt& s) {
+// The row `s` is on, as a Job; false with *err when its state column is not one this kz
+// knows (a newer kz's file, or a tampered one).
+bool ReadJob(const Stmt& s, Job* out, std::string* err) {
   Job j;
   j.id = s.Text(0);
   j.key = s.Text(1);
-  j.state = s.Text(2);
+  std::string state = s.Text(2);
+  std::optional<JobState> parsed = ParseJobState(state);
+  if (!parsed) return *err = "job " + j.id + ": unknown state '" + state + "' in the store", false;
+  j.state = *parsed;
   j.submitted_at_ms = s.Int(3);
   j.backend = s.Text(4);
   j.options_json = s.Text(5);
@@ -102,7 +107,8 @@ Job ReadJob(const Stmt& s) {
   j.priority = s.Int(12);
   j.client = s.Text(13);
   if (!s.IsNull(14)) j.started_at_ms = s.Int(14);
-  return j;
+  *out = std::move(j);
+  return true;
 }
 
 }  // namespace
@@ -199,7 +205,7 @@ bool JobStore::InsertLocked(const Job& job, std::string* err) {
   if (!s.ok()) return Fail(db_, err);
   s.Bind(1, job.id);
   s.Bind(2, job.key);
-  s.Bind(3, job.state);
+  s.Bind(3, ToString(job.state));
   s.Bind(4, job.submitted_at_ms);
   s.Bind(5, job.backend);
   s.Bind(6, job.options_json);
@@ -238,35 +244,37 @@ bool JobStore::Cancel(const std::string& id, const std::string& note_json, bool*
 bool JobStore::CountByState(std::vector<std::pair<std::string, int64_t>>* out, std::string* err) {
   util::MutexLock lock(mu_);
   out->clear();
-  for (auto st : kStates) out->emplace_back(std::string(st), 0);
+  for (JobState st : kAllJobStates) out->emplace_back(ToString(st), 0);
   Stmt s(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
   if (!s.ok()) return Fail(db_, err);
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    auto it = std::find_if(out->begin(), out->end(), [&](const auto& p) { return p.first == s.Text(0); });
-    if (it != out->end()) it->second = s.Int(1);
+    std::string state = s.Text(0);
+    auto it = std::find_if(out->begin(), out->end(), [&](const auto& p) { return p.first == state; });
+    if (it == out->end()) return *err = "unknown state '" + state + "' in the store", false;
+    it->second = s.Int(1);
   }
   return rc == SQLITE_DONE || Fail(db_, err);
 }
 
-bool JobStore::SetState(const std::string& id, std::string_view state, std::string* err) {
+bool JobStore::SetState(const std::string& id, JobState state, std::string* err) {
   util::MutexLock lock(mu_);
   Stmt s(db_, "UPDATE jobs SET state = ? WHERE id = ?");
   if (!s.ok()) return Fail(db_, err);
-  s.Bind(1, state);
+  s.Bind(1, ToString(state));
   s.Bind(2, id);
   if (s.Step() != SQLITE_DONE) return Fail(db_, err);
   if (sqlite3_changes(db_) == 0) return *err = "no job " + id, false;
   return true;
 }
 
-bool JobStore::Finish(const std::string& id, std::string_view state, const std::string& verdict_json,
+bool JobStore::Finish(const std::string& id, JobState state, const std::string& verdict_json,
                       std::string* err) {
   util::MutexLock lock(mu_);
   Stmt s(db_, "UPDATE jobs SET state = ?, verdict = ?, finished_at = " KZ_NOW_MS
               " WHERE id = ? AND state IN ('queued', 'running')");
   if (!s.ok()) return Fail(db_, err);
-  s.Bind(1, state);
+  s.Bind(1, ToString(state));
   s.Bind(2, verdict_json);
   s.Bind(3, id);
   if (s.Step() != SQLITE_DONE) return Fail(db_, err);
@@ -280,7 +288,8 @@ std::optional<Job> JobStore::SelectOne(const std::string& sql, const std::string
   if (!s.ok()) return Fail(db_, err), std::nullopt;
   s.Bind(1, arg);
   int rc = s.Step();
-  if (rc == SQLITE_ROW) return ReadJob(s);
+  Job job;
+  if (rc == SQLITE_ROW) return ReadJob(s, &job, err) ? std::optional<Job>(std::move(job)) : std::nullopt;
   if (rc != SQLITE_DONE) Fail(db_, err);
   return std::nullopt;
 }
@@ -300,7 +309,9 @@ bool JobStore::RequeuePending(std::vector<Job>* out, std::string* err) {
   Stmt s(db_, (std::string(kColumns) + "WHERE state = 'queued' ORDER BY seq").c_str());
   if (!s.ok()) return Fail(db_, err);
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) out->push_back(ReadJob(s));
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    if (!ReadJob(s, &out->emplace_back(), err)) return out->pop_back(), false;
+  }
   return rc == SQLITE_DONE || Fail(db_, err);
 }
 

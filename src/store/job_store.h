@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "store/job_state.h"
 #include "util/thread_annotations.h"
 
 struct sqlite3;
@@ -21,19 +22,10 @@ namespace kz::store {
 // 2 added priority, client and started_at (a version-1 file is migrated on Open).
 inline constexpr int kSchemaVersion = 2;
 
-// Job states as stored: queued -> running -> done (or failed: kz itself broke); a queued
-// or running job may become cancelled instead. done, failed and cancelled are final.
-inline constexpr std::string_view kQueued = "queued";
-inline constexpr std::string_view kRunning = "running";
-inline constexpr std::string_view kDone = "done";
-inline constexpr std::string_view kFailed = "failed";
-inline constexpr std::string_view kCancelled = "cancelled";
-inline constexpr std::string_view kStates[] = {kQueued, kRunning, kDone, kFailed, kCancelled};
-
 struct Job {
   std::string id;
   std::string key;    // deduplication key (the service's labelled hash of the inputs)
-  std::string state;  // one of the states above
+  JobState state = JobState::kQueued;
   int64_t submitted_at_ms = 0;  // Unix time, milliseconds
   std::optional<int64_t> started_at_ms, finished_at_ms;  // set by MarkRunning / Finish / Cancel
   int64_t priority = 0;         // higher runs first
@@ -64,19 +56,21 @@ class JobStore {
   // when the job is unknown or already final.
   bool Cancel(const std::string& id, const std::string& note_json, bool* changed, std::string* err);
   // Sets the state of job `id`; false if it does not exist.
-  bool SetState(const std::string& id, std::string_view state, std::string* err);
+  bool SetState(const std::string& id, JobState state, std::string* err);
   // Marks job `id` done (or failed) with its verdict JSON (or error text); a job already
   // final (cancelled) is left as it is and reported as an error.
-  bool Finish(const std::string& id, std::string_view state, const std::string& verdict_json,
+  bool Finish(const std::string& id, JobState state, const std::string& verdict_json,
               std::string* err);
-  // nullopt: not found (err empty) or an error (err set).
+  // nullopt: not found (err empty) or an error (err set; also a row whose state column is
+  // not one of JobState's spellings).
   std::optional<Job> Get(const std::string& id, std::string* err);
   // The newest job with this deduplication key, in any state except failed or cancelled.
   std::optional<Job> FindByKey(const std::string& key, std::string* err);
   // For a restart: jobs left running become queued again; returns every queued job in
   // submission order.
   bool RequeuePending(std::vector<Job>* out, std::string* err);
-  // Jobs per state (every state of kStates present, 0 if none).
+  // Jobs per state, spelled as stored (every state of kAllJobStates present, 0 if none);
+  // false with *err when the file holds a state this kz does not know.
   bool CountByState(std::vector<std::pair<std::string, int64_t>>* out, std::string* err);
   int SchemaVersion(std::string* err);
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "bench/svg.h"
+#include "scoring/svg.h"
 #include "train/eval_outcomes.h"
 #include "train/report_stabilisers.h"
 #include "util/fs.h"
@@ -34,9 +34,9 @@ std::string Interval(const json& side) {
          (side["excludes_zero"].get<bool>() ? " *" : "");
 }
 
-bench::PlotSpec Spec(const std::string& title, const std::string& x, const std::string& y, double x_max, double y_min,
+scoring::PlotSpec Spec(const std::string& title, const std::string& x, const std::string& y, double x_max, double y_min,
                      double y_max) {
-  bench::PlotSpec s;
+  scoring::PlotSpec s;
   s.title = title, s.x_label = x, s.y_label = y;
   s.x_min = 0, s.x_max = std::max(1.0, x_max), s.y_min = y_min, s.y_max = y_max;
   return s;
@@ -60,7 +60,7 @@ std::string ProposerMarkdown(const std::vector<json>& proposer) {
 // Validity, the Coder's accuracy on the valid modules and the mean Frontier Reward per
 // Proposer step (the reward can be negative: invalid modules' penalty).
 std::string ProposerSvg(const std::vector<json>& proposer) {
-  bench::Series valid{"validity rate", {}}, acc{"Coder accuracy", {}}, reward{"frontier reward", {}};
+  scoring::Series valid{"validity rate", {}}, acc{"Coder accuracy", {}}, reward{"frontier reward", {}};
   double lo = 0;
   for (size_t i = 0; i < proposer.size(); ++i) {
     valid.points.push_back({double(i + 1), proposer[i].value("validity_rate", NAN)});
@@ -68,7 +68,7 @@ std::string ProposerSvg(const std::vector<json>& proposer) {
     reward.points.push_back({double(i + 1), proposer[i].value("frontier_reward_mean", NAN)});
     lo = std::min(lo, proposer[i].value("frontier_reward_mean", 0.0));
   }
-  return bench::LinePlotSvg(Spec("Proposer: frontier-driven generation", "Proposer step", "share / reward",
+  return scoring::LinePlotSvg(Spec("Proposer: frontier-driven generation", "Proposer step", "share / reward",
                                  double(proposer.size()), lo, 1),
                             {valid, acc, reward});
 }
@@ -130,7 +130,7 @@ bool WriteTrainReport(const TrainReportOptions& o, json* summary, std::string* e
   }
   for (size_t i = 1; i < evals.size(); ++i) evals[i]["compare"] = Compare(evals.front(), evals[i], o);
 
-  bench::Series acc{"group accuracy", {}}, reward{"reward mean", {}}, pass{"pass@1", {}}, fast{"fast_1@1", {}};
+  scoring::Series acc{"group accuracy", {}}, reward{"reward mean", {}}, pass{"pass@1", {}}, fast{"fast_1@1", {}};
   double reward_max = 1;
   for (size_t i = 0; i < coder.size(); ++i) {
     acc.points.push_back({double(i + 1), coder[i].value("accuracy", NAN)});
@@ -155,10 +155,10 @@ bool WriteTrainReport(const TrainReportOptions& o, json* summary, std::string* e
               {"proposer", proposer}};
   if (!proposer.empty() && !(util::MakeDirs(out, err) && util::WriteFileAtomic(out + "/proposer.svg", ProposerSvg(proposer), err)))
     return false;
-  std::string coder_svg = bench::LinePlotSvg(
+  std::string coder_svg = scoring::LinePlotSvg(
       Spec("Coder: CA-GRPO steps", "step", "accuracy / reward", double(coder.size()), 0, reward_max), {acc, reward});
   std::string eval_svg =
-      bench::LinePlotSvg(Spec("Held-out evaluation (round 0: before RL)", "round", "share of tasks", round_max, 0, 1), {pass, fast});
+      scoring::LinePlotSvg(Spec("Held-out evaluation (round 0: before RL)", "round", "share of tasks", round_max, 0, 1), {pass, fast});
   return util::MakeDirs(out, err) && util::WriteFileAtomic(out + "/report.md", md, err) &&
          util::WriteFileAtomic(out + "/report.json", summary->dump(1) + "\n", err) &&
          util::WriteFileAtomic(out + "/coder.svg", coder_svg, err) && util::WriteFileAtomic(out + "/eval.svg", eval_svg, err);

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "bench/svg.h"
+#include "scoring/svg.h"
 
 namespace kz::train {
 namespace {
@@ -62,7 +62,7 @@ std::string StabilisersMarkdown(const std::vector<json>& coder, const std::vecto
 }
 
 std::string StabilisersSvg(const std::vector<json>& coder) {
-  bench::Series first{"pass first turn", {}}, any{"pass any turn", {}}, pop{"MirrorPop filtered share", {}},
+  scoring::Series first{"pass first turn", {}}, any{"pass any turn", {}}, pop{"MirrorPop filtered share", {}},
       yield{"retry yield (cumulative)", {}};
   for (size_t i = 0; i < coder.size(); ++i) {
     double x = double(i + 1);
@@ -73,12 +73,12 @@ std::string StabilisersSvg(const std::vector<json>& coder) {
     pop.points.push_back({x, num(Field(c, "mirror_pop", "filtered_share"), NAN)});
     yield.points.push_back({x, num(Field(c, "retry", "yield"), NAN)});
   }
-  bench::PlotSpec s;
+  scoring::PlotSpec s;
   s.title = "Coder steps: refinement and stabilisers";
   s.x_label = "step";
   s.y_label = "share";
   s.x_min = 0, s.x_max = std::max(1.0, double(coder.size())), s.y_min = 0, s.y_max = 1;
-  return bench::LinePlotSvg(s, {first, any, pop, yield});
+  return scoring::LinePlotSvg(s, {first, any, pop, yield});
 }
 
 }  // namespace kz::train

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <tuple>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "generate/extract.h"
 #include "generate/prompt.h"
 #include "util/fs.h"
@@ -86,7 +86,7 @@ bool VerifyReplies(const VerifyFn& verify, const std::vector<RolloutTask>& tasks
                    const GenerateResult& g, const std::vector<std::pair<size_t, int>>& owners,
                    const std::string& dir, std::vector<RolloutSample>* out, std::string* err) {
   std::string log_path = dir + "/verdicts.jsonl";
-  auto done = bench::LoadVerdictLog(log_path).records;
+  auto done = scoring::LoadVerdictLog(log_path).records;
   out->clear();
   std::vector<verify::Sample> pending;
   std::vector<size_t> pending_index;
@@ -102,7 +102,7 @@ bool VerifyReplies(const VerifyFn& verify, const std::vector<RolloutTask>& tasks
     auto x = generate::ExtractCode(s.text, s.finish_reason, false);
     r.code = x.code;
     const auto& task = tasks.at(r.task);
-    std::string key = bench::ResumeKey(task.id, r.sample, util::Hash128Hex(r.code));
+    std::string key = scoring::ResumeKey(task.id, r.sample, util::Hash128Hex(r.code));
     if (x.reason) {
       r.verdict = {{"status", "no_code"}, {"reason", generate::ReasonName(*x.reason)}};
     } else if (auto it = done.find(key); it != done.end()) {
@@ -115,7 +115,7 @@ bool VerifyReplies(const VerifyFn& verify, const std::vector<RolloutTask>& tasks
     }
     out->push_back(std::move(r));
   }
-  bench::VerdictLog log;
+  scoring::VerdictLog log;
   if (!pending.empty()) {
     if (!log.Open(log_path, err)) return false;
     std::string append_err;

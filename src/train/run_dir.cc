@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "bench/verdict_log.h"
+#include "scoring/verdict_log.h"
 #include "util/fs.h"
 
 namespace kz::train {
@@ -49,7 +49,7 @@ bool RunDir::SaveState(const RunState& s, std::string* err) const {
 }
 
 bool RunDir::AppendMetrics(const json& line, std::string* err) const {
-  bench::VerdictLog log;  // the fsync'd line appender (a torn last line is cut on open)
+  scoring::VerdictLog log;  // the fsync'd line appender (a torn last line is cut on open)
   return log.Open(path_ + "/metrics.jsonl", err) && log.Append(line, err);
 }
 

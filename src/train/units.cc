@@ -8,6 +8,7 @@
 #include "train/mix.h"
 #include "train/rft_data.h"
 #include "util/fs.h"
+#include "util/hash.h"
 #include "util/log.h"
 
 namespace kz::train {
@@ -139,12 +140,17 @@ bool RunEval(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitR
   int correct = 0, is_fast = 0, no_code = 0, best_correct = 0, best_fast = 0;
   std::vector<int> turn_correct(size_t(c.eval_turns), 0);
   json outcomes = json::array(), best = json::array();  // [task, correct, fast] per task: the report's paired bootstrap
+  // [task, digest of the first reply, verdict status] per task: two evaluations of one checkpoint
+  // that disagree show whether the generation or the verdict differed
+  json generations = json::array();
   for (const auto& t : trajectories) {
     const RolloutSample& first = t.turns.front();
     correct += first.correct;
     is_fast += fast(first);
     no_code += first.verdict.value("status", "") == "no_code";
     outcomes.push_back({ctx.eval_tasks[t.task].id, first.correct, fast(first)});
+    generations.push_back({ctx.eval_tasks[t.task].id, util::Hash128Hex(first.reply).substr(0, 12),
+                           first.verdict.value("status", "")});
     bool any = false, any_fast = false;
     for (size_t k = 0; k < t.turns.size(); ++k) {
       any = any || t.turns[k].correct;
@@ -158,7 +164,8 @@ bool RunEval(UnitContext& ctx, const Unit& u, const std::string& unit_dir, UnitR
   }
   double n = double(trajectories.size());
   out->metrics = {{"unit", u.id}, {"kind", "eval"}, {"round", u.round}, {"tasks", trajectories.size()},
-                  {"pass_at_1", correct / n}, {"fast_1_at_1", is_fast / n}, {"no_code", no_code}, {"outcomes", outcomes}};
+                  {"pass_at_1", correct / n}, {"fast_1_at_1", is_fast / n}, {"no_code", no_code}, {"outcomes", outcomes},
+                  {"generations", generations}};
   if (c.eval_turns > 1) {
     json by_turn = json::array();
     for (int k : turn_correct) by_turn.push_back(k / n);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -31,8 +32,11 @@ bool ReadFile(const std::string& path, std::string* out, std::string* err) {
 }
 
 bool WriteFileAtomic(const std::string& path, const std::string& data, std::string* err) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Unique per process and per call: threads of one process (the build driver's) may write
+  // the same path at once; each writes its own temporary and the last rename wins whole.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     *err = tmp + ": " + std::strerror(errno);
     return false;

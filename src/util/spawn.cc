@@ -41,54 +41,63 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
   return out;
 }
 
+std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// A pipe (close-on-exec) into *r and *w; "" or why not.
+std::string OpenPipe(UniqueFd* r, UniqueFd* w) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Errno("pipe");
+  r->Reset(fds[0]);
+  w->Reset(fds[1]);
+  return "";
+}
+
 // The fds of one spawn: both ends of each pipe, the channel's socketpair and /dev/null.
+// Whatever is still held when a Pipes goes is closed: every error path closes what it opened.
 struct Pipes {
-  int out[2] = {-1, -1}, err[2] = {-1, -1}, chan[2] = {-1, -1};
-  int devnull = -1;
-  int sync_r = -1, sync_w = -1;  // a jailed child waits on sync_r until its id maps are written
+  UniqueFd out_r, out_w, err_r, err_w, chan_parent, chan_child, devnull;
+  UniqueFd sync_r, sync_w;  // a jailed child waits on sync_r until its id maps are written
 
   std::string Open(bool channel) {
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
-      return std::string("pipe: ") + std::strerror(errno);
-    if (channel && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) != 0)
-      return std::string("socketpair: ") + std::strerror(errno);
-    devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    return "";
+    if (std::string e = OpenPipe(&out_r, &out_w); !e.empty()) return e;
+    if (std::string e = OpenPipe(&err_r, &err_w); !e.empty()) return e;
+    if (channel) {
+      int sv[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return Errno("socketpair");
+      chan_parent.Reset(sv[0]);
+      chan_child.Reset(sv[1]);
+    }
+    devnull.Reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    return devnull.valid() ? "" : Errno("open /dev/null");
   }
   void CloseChildEnds() {
-    for (int* fd : {&devnull, &out[1], &err[1], &chan[1], &sync_r}) Close(fd);
-  }
-  void CloseAll() {
-    CloseChildEnds();
-    for (int* fd : {&out[0], &err[0], &chan[0], &sync_w}) Close(fd);
-  }
-  static void Close(int* fd) {
-    if (*fd >= 0) ::close(*fd);
-    *fd = -1;
+    for (UniqueFd* fd : {&devnull, &out_w, &err_w, &chan_child, &sync_r}) fd->Reset();
   }
 };
 
 // In the child after fork/clone: its standard fds, the protocol channel, its jail, exec.
 [[noreturn]] void ExecChild(const ProcessSpec& spec, const Pipes& p, char** argv, char** envp) {
   ::setpgid(0, 0);
-  int chan_w = p.chan[1];
+  int chan_w = p.chan_child.get();
   bool stdio = spec.stdio_channel && chan_w >= 0;
-  ::dup2(stdio ? chan_w : p.devnull, 0);
-  ::dup2(stdio ? chan_w : p.out[1], 1);
-  ::dup2(p.err[1], 2);
+  ::dup2(stdio ? chan_w : p.devnull.get(), 0);
+  ::dup2(stdio ? chan_w : p.out_w.get(), 1);
+  ::dup2(p.err_w.get(), 2);
   if (chan_w >= 0 && !stdio) {
-    if (chan_w == 3) ::fcntl(3, F_SETFD, 0);
-    else ::dup2(chan_w, 3);
+    if (chan_w == 3)
+      ::fcntl(3, F_SETFD, 0);
+    else
+      ::dup2(chan_w, 3);
   }
-  if (p.sync_r >= 0) {  // the parent writes our uid/gid maps first, then one byte
+  if (p.sync_r.valid()) {  // the parent writes our uid/gid maps first, then one byte
     // A byte, not EOF: a child cloned meanwhile by another thread holds a copy of the write
     // end until it execs, and two such children would wait for each other.
     char b = 0;
     ssize_t n;
-    while ((n = ::read(p.sync_r, &b, 1)) < 0 && errno == EINTR) {
+    while ((n = ::read(p.sync_r.get(), &b, 1)) < 0 && errno == EINTR) {
     }
     if (n != 1) _exit(util::kSandboxExit);  // the parent gave up on us
-    ::close(p.sync_r);
+    ::close(p.sync_r.get());
   }
   if (spec.nice > 0) errno = 0, (void)::nice(spec.nice);  // best effort
   if (spec.idle_class) {
@@ -109,23 +118,17 @@ struct Pipes {
 pid_t ForkOrClone(const ProcessSpec& spec, Pipes* p, std::string* err) {
   if (!spec.jail) {
     pid_t pid = ::fork();
-    if (pid < 0) *err = std::string("fork: ") + std::strerror(errno);
+    if (pid < 0) *err = Errno("fork");
     return pid;
   }
   if (std::string e = spec.jail->Error(); !e.empty()) {
     *err = "sandbox: " + e;
     return -1;
   }
-  int sp[2];
-  if (::pipe2(sp, O_CLOEXEC) != 0) {
-    *err = std::string("pipe: ") + std::strerror(errno);
-    return -1;
-  }
-  p->sync_r = sp[0];
-  p->sync_w = sp[1];
+  if (*err = OpenPipe(&p->sync_r, &p->sync_w); !err->empty()) return -1;
   // A raw clone with no stack argument behaves as fork() (the child continues on a copy).
   long pid = ::syscall(SYS_clone, spec.jail->CloneFlags() | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-  if (pid < 0) *err = std::string("clone (sandbox namespaces): ") + std::strerror(errno);
+  if (pid < 0) *err = Errno("clone (sandbox namespaces)");
   return static_cast<pid_t>(pid);
 }
 
@@ -133,8 +136,7 @@ pid_t ForkOrClone(const ProcessSpec& spec, Pipes* p, std::string* err) {
 // failure the child is killed and collected.
 std::string ReleaseJailedChild(const ProcessSpec& spec, pid_t pid, int sync_w) {
   std::string err = spec.jail->AfterClone(pid);
-  if (err.empty() && ::write(sync_w, "g", 1) != 1)
-    err = std::string("sandbox sync: ") + std::strerror(errno);
+  if (err.empty() && ::write(sync_w, "g", 1) != 1) err = Errno("sandbox sync");
   if (!err.empty()) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, 0);
   return err;
 }
@@ -143,10 +145,7 @@ std::string ReleaseJailedChild(const ProcessSpec& spec, pid_t pid, int sync_w) {
 std::string Spawn(const ProcessSpec& spec, SpawnedFds* fds, pid_t* pid) {
   if (spec.argv.empty()) return "empty argv";
   Pipes p;
-  if (std::string err = p.Open(spec.channel); !err.empty()) {
-    p.CloseAll();
-    return err;
-  }
+  if (std::string err = p.Open(spec.channel); !err.empty()) return err;
   std::vector<std::string> env = BuildEnv(spec);
   std::vector<char*> envp = CStrings(env);
   std::vector<std::string> argv_s = spec.argv;
@@ -154,23 +153,20 @@ std::string Spawn(const ProcessSpec& spec, SpawnedFds* fds, pid_t* pid) {
   std::string err;
   pid_t child = ForkOrClone(spec, &p, &err);
   if (child == 0) {
-    if (p.sync_w >= 0) ::close(p.sync_w);
+    if (p.sync_w.valid()) ::close(p.sync_w.get());
     ExecChild(spec, p, argv.data(), envp.data());
   }
   p.CloseChildEnds();
   if (child > 0) ::setpgid(child, child);
-  if (child > 0 && spec.jail) err = ReleaseJailedChild(spec, child, p.sync_w);
-  Pipes::Close(&p.sync_w);  // the child goes on (or sees EOF after its kill)
-  if (child < 0 || !err.empty()) {
-    p.CloseAll();
-    return err;
-  }
-  if (spec.stdio_channel && p.chan[0] >= 0) Pipes::Close(&p.out[0]);  // stdout is the channel
-  fds->out = p.out[0];
-  fds->err = p.err[0];
-  fds->chan = p.chan[0];
-  for (int fd : {fds->out, fds->err, fds->chan})
-    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  if (child > 0 && spec.jail) err = ReleaseJailedChild(spec, child, p.sync_w.get());
+  p.sync_w.Reset();                                                  // the child goes on (or sees EOF after its kill)
+  if (child < 0 || !err.empty()) return err;                         // p closes the parent's ends
+  if (spec.stdio_channel && p.chan_parent.valid()) p.out_r.Reset();  // stdout is the channel
+  fds->out = std::move(p.out_r);
+  fds->err = std::move(p.err_r);
+  fds->chan = std::move(p.chan_parent);
+  for (const UniqueFd* fd : {&fds->out, &fds->err, &fds->chan})
+    if (fd->valid()) ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
   *pid = child;
   return "";
 }

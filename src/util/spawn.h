@@ -7,18 +7,20 @@
 #include <string>
 
 #include "util/subprocess.h"
+#include "util/unique_fd.h"
 
 namespace kz::util::internal {
 
 struct SpawnedFds {
-  int out = -1;   // the child's stdout (-1 with `stdio_channel`: stdout is the channel)
-  int err = -1;   // the child's stderr
-  int chan = -1;  // the parent's end of the channel, or -1
+  UniqueFd out;   // the child's stdout (empty with `stdio_channel`: stdout is the channel)
+  UniqueFd err;   // the child's stderr
+  UniqueFd chan;  // the parent's end of the channel, or empty
 };
 
 // Forks (or clones into spec.jail) and execs spec.argv. On success fills *fds (non-blocking,
-// close-on-exec, owned by the caller) and *pid, and returns "". On failure returns why,
-// with nothing left open and no child left behind.
+// close-on-exec) and *pid, and returns "". On failure (a pipe, the socketpair or /dev/null
+// not opened, fork or clone refused, the jail not set up) returns why, with nothing of this
+// call left open and no child left behind.
 std::string Spawn(const ProcessSpec& spec, SpawnedFds* fds, pid_t* pid);
 
 }  // namespace kz::util::internal

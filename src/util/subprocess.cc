@@ -21,11 +21,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPipeGrace = std::chrono::seconds(1);  // pipes held by escaped grandchildren
 constexpr auto kRssScanEvery = std::chrono::milliseconds(200);
 
-void CloseFd(int* fd) {
-  if (*fd >= 0) ::close(*fd);
-  *fd = -1;
-}
-
 void AppendTail(std::string* buf, const char* data, size_t n, size_t keep) {
   buf->append(data, n);
   if (buf->size() > 2 * keep + 65536) buf->erase(0, buf->size() - keep);
@@ -34,11 +29,16 @@ void AppendTail(std::string* buf, const char* data, size_t n, size_t keep) {
 
 const char* ProcessEndName(ProcessEnd end) {
   switch (end) {
-    case ProcessEnd::kExited: return "exited";
-    case ProcessEnd::kSignaled: return "signaled";
-    case ProcessEnd::kTimedOut: return "timed_out";
-    case ProcessEnd::kMemoryExceeded: return "memory_exceeded";
-    case ProcessEnd::kSpawnFailed: return "spawn_failed";
+    case ProcessEnd::kExited:
+      return "exited";
+    case ProcessEnd::kSignaled:
+      return "signaled";
+    case ProcessEnd::kTimedOut:
+      return "timed_out";
+    case ProcessEnd::kMemoryExceeded:
+      return "memory_exceeded";
+    case ProcessEnd::kSpawnFailed:
+      return "spawn_failed";
   }
   return "?";
 }
@@ -52,7 +52,7 @@ struct ProcessSet::Child {
   Id id = 0;
   ProcessSpec spec;
   pid_t pid = -1;
-  int out_fd = -1, err_fd = -1, chan_fd = -1, pid_fd = -1;
+  UniqueFd out_fd, err_fd, chan_fd, pid_fd;  // pid_fd: empty where pidfd_open is refused
   size_t chan_written = 0;
   bool reaped = false;
   bool forced = false;
@@ -61,7 +61,7 @@ struct ProcessSet::Child {
   Clock::time_point start, reaped_at;
   ProcessResult result;
 
-  bool FdsOpen() const { return out_fd >= 0 || err_fd >= 0 || chan_fd >= 0; }
+  bool FdsOpen() const { return out_fd.valid() || err_fd.valid() || chan_fd.valid(); }
   bool Finished() const { return pid < 0 || (reaped && !FdsOpen()); }
   void KillGroup(int sig = SIGKILL) const {
     if (pid > 0) ::kill(-pid, sig);
@@ -78,15 +78,15 @@ ProcessSet::Id ProcessSet::Start(ProcessSpec spec) {
   c->start = Clock::now();
   internal::SpawnedFds fds;
   std::string err = internal::Spawn(c->spec, &fds, &c->pid);
-  c->out_fd = fds.out;
-  c->err_fd = fds.err;
-  c->chan_fd = fds.chan;
+  c->out_fd = std::move(fds.out);
+  c->err_fd = std::move(fds.err);
+  c->chan_fd = std::move(fds.chan);
   if (!err.empty()) {
     c->pid = -1;
     c->result.end = ProcessEnd::kSpawnFailed;
     c->result.spawn_error = err;
   } else {
-    c->pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, c->pid, 0));
+    c->pid_fd.Reset(static_cast<int>(::syscall(SYS_pidfd_open, c->pid, 0)));
   }
   Id id = c->id;
   children_.push_back(std::move(c));
@@ -102,10 +102,7 @@ void ProcessSet::KillAll() {
       ::waitpid(c->pid, &c->wait_status, 0);
       c->reaped = true;
     }
-    CloseFd(&c->out_fd);
-    CloseFd(&c->err_fd);
-    CloseFd(&c->chan_fd);
-    CloseFd(&c->pid_fd);
+    for (UniqueFd* fd : {&c->out_fd, &c->err_fd, &c->chan_fd, &c->pid_fd}) fd->Reset();
   }
 }
 
@@ -117,7 +114,7 @@ void ProcessSet::Reap() {
       c->reaped_at = Clock::now();
       c->result.wall_s = std::chrono::duration<double>(c->reaped_at - c->start).count();
       c->KillGroup();  // orphans of the child die with it
-      CloseFd(&c->pid_fd);
+      c->pid_fd.Reset();
     }
   }
 }
@@ -133,9 +130,7 @@ void ProcessSet::EnforceLimits() {
   for (auto& c : children_) {
     if (c->pid <= 0 || c->reaped) {
       if (c->reaped && c->FdsOpen() && now - c->reaped_at > kPipeGrace) {
-        CloseFd(&c->out_fd);
-        CloseFd(&c->err_fd);
-        CloseFd(&c->chan_fd);
+        for (UniqueFd* fd : {&c->out_fd, &c->err_fd, &c->chan_fd}) fd->Reset();
       }
       continue;
     }
@@ -159,18 +154,20 @@ void ProcessSet::EnforceLimits() {
 
 namespace {
 // Reads what is available; closes the fd at EOF or on error.
-void Drain(int* fd, std::string* sink, uint64_t* total, size_t keep, bool tail) {
+void Drain(UniqueFd* fd, std::string* sink, uint64_t* total, size_t keep, bool tail) {
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(*fd, buf, sizeof buf);
+    ssize_t n = ::read(fd->get(), buf, sizeof buf);
     if (n > 0) {
       if (total) *total += static_cast<uint64_t>(n);
-      if (tail) AppendTail(sink, buf, static_cast<size_t>(n), keep);
-      else if (sink->size() < keep) sink->append(buf, std::min(static_cast<size_t>(n), keep - sink->size()));
+      if (tail)
+        AppendTail(sink, buf, static_cast<size_t>(n), keep);
+      else if (sink->size() < keep)
+        sink->append(buf, std::min(static_cast<size_t>(n), keep - sink->size()));
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    CloseFd(fd);
+    fd->Reset();
     return;
   }
 }
@@ -209,19 +206,18 @@ std::vector<std::pair<ProcessSet::Id, ProcessResult>> ProcessSet::CollectFinishe
 }
 
 std::vector<std::pair<ProcessSet::Id, ProcessResult>> ProcessSet::WaitAny(int timeout_ms) {
-  auto until = timeout_ms < 0 ? Clock::time_point::max()
-                              : Clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto until = timeout_ms < 0 ? Clock::time_point::max() : Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     auto done = CollectFinished();
     if (!done.empty() || children_.empty() || Clock::now() >= until) return done;
     std::vector<pollfd> fds;
-    std::vector<std::pair<Child*, int*>> owners;
+    std::vector<std::pair<Child*, UniqueFd*>> owners;
     for (auto& c : children_) {
-      for (int* fd : {&c->out_fd, &c->err_fd, &c->chan_fd, &c->pid_fd}) {
-        if (*fd < 0) continue;
+      for (UniqueFd* fd : {&c->out_fd, &c->err_fd, &c->chan_fd, &c->pid_fd}) {
+        if (!fd->valid()) continue;
         short ev = POLLIN;
         if (fd == &c->chan_fd && !c->spec.hold && c->chan_written < c->spec.channel_input.size()) ev |= POLLOUT;
-        fds.push_back({*fd, ev, 0});
+        fds.push_back({fd->get(), ev, 0});
         owners.emplace_back(c.get(), fd);
       }
     }
@@ -239,13 +235,15 @@ std::vector<std::pair<ProcessSet::Id, ProcessResult>> ProcessSet::WaitAny(int ti
       if (fd == &c->pid_fd) continue;  // Reap() below
       if (fd == &c->chan_fd && (fds[i].revents & POLLOUT)) {
         const std::string& in = c->spec.channel_input;
-        ssize_t w = ::send(*fd, in.data() + c->chan_written, in.size() - c->chan_written,
-                           MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w =
+            ::send(fd->get(), in.data() + c->chan_written, in.size() - c->chan_written, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w > 0) c->chan_written += static_cast<size_t>(w);
       }
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (fd == &c->out_fd) Drain(fd, &r.stdout_tail, &r.stdout_bytes, c->spec.tail_bytes, true);
-      else if (fd == &c->err_fd) Drain(fd, &r.stderr_tail, &r.stderr_bytes, c->spec.tail_bytes, true);
+      if (fd == &c->out_fd)
+        Drain(fd, &r.stdout_tail, &r.stdout_bytes, c->spec.tail_bytes, true);
+      else if (fd == &c->err_fd)
+        Drain(fd, &r.stderr_tail, &r.stderr_bytes, c->spec.tail_bytes, true);
       else {
         size_t before = r.channel_data.size();
         uint64_t total = 0;
@@ -263,7 +261,7 @@ std::vector<std::pair<ProcessSet::Id, ProcessResult>> ProcessSet::WaitAny(int ti
 bool ProcessSet::Send(Id id, std::string_view bytes) {
   for (auto& c : children_) {
     if (c->id != id) continue;
-    if (c->chan_fd < 0 || c->reaped || c->forced) return false;
+    if (!c->chan_fd.valid() || c->reaped || c->forced) return false;
     std::string& in = c->spec.channel_input;
     in.erase(0, c->chan_written);  // what was written already
     c->chan_written = 0;

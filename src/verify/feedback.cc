@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "util/json_fields.h"
+#include "verify/ncu_report.h"
 
 namespace kz::verify {
 using json = nlohmann::json;
@@ -80,6 +81,10 @@ std::string Diagnose(const json& verdict, size_t max_chars) {
     const json& roof = t.contains("roofline") ? t["roofline"] : json();
     if (roof.is_object()) out += RooflineLine(roof);
   }
+  // ncu counters (kz optimize --ncu): a line per kernel, or why there are none (docs/optimize.md).
+  if (verdict.is_object() && verdict.contains("profile") && verdict["profile"].is_object())
+    out += std::string(verdict["profile"].value("available", false) ? "ncu counters:\n" : "") +
+           ProfileFeedback(verdict["profile"]) + "\n";
   const json& calls = At(verdict, {"stages", "trace", "calls"});
   const json& kernels = calls.is_array() && !calls.empty() ? At(calls[0], {"kernels"}) : calls;
   if (kernels.is_array() && !kernels.empty()) {

@@ -19,7 +19,8 @@ SpeedupFacts ReadSpeedup(const nlohmann::json& verdict);
 // The facts of a verdict for the model, at most `max_chars` (cut at a line end, marked
 // "[... cut]"): status and reason; compile diagnostics with the candidate's line numbers; the
 // mismatch (first failing trial: which output, how many elements, the error); failed extra
-// checks; timing (medians, speedup and interval); the launch trace's kernels when present.
+// checks; timing (medians, speedup and interval); the launch trace's kernels when present;
+// the ncu counters of `profile` when present (a line per kernel, or why there are none).
 std::string Diagnose(const nlohmann::json& verdict, size_t max_chars = 1500);
 
 }  // namespace kz::verify

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "verify/run_channel.h"
-
 namespace kz::verify {
 
 GpuGate::Holder GateHub::NewHolder() {
@@ -95,11 +93,6 @@ GateHub::Stats GateHub::stats() const {
 int GateHub::max_shared_seen() const {
   std::lock_guard<std::mutex> lock(mu_);
   return max_shared_seen_;
-}
-
-util::ProcessResult WaitGated(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub& hub,
-                              const std::function<bool()>& cancelled, double* held_s) {
-  return WaitRunChild(set, id, token, &hub, nullptr, cancelled, held_s);
 }
 
 }  // namespace kz::verify

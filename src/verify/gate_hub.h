@@ -15,7 +15,6 @@
 #include <set>
 #include <string>
 
-#include "util/subprocess.h"
 #include "verify/gpu_gate.h"
 
 namespace kz::verify {
@@ -36,8 +35,8 @@ class GateHub {
   int max_shared_seen() const;            // the most shared holders at once so far (for tests and metrics)
   bool Stopped(GpuGate::Holder h) const;  // h's group is stopped for another's timing
   // h's child cannot go on because of the gate: its request is not granted yet, the grant
-  // has not reached it, or it is stopped for another's timing. WaitGated does not count
-  // this time against the child's wall limit.
+  // has not reached it, or it is stopped for another's timing. WaitRunChild (run_channel.h)
+  // does not count this time against the child's wall limit.
   bool Held(GpuGate::Holder h) const;
   void AddWait(double seconds);  // a child's time held by the gate (Held), for Stats
 
@@ -67,15 +66,5 @@ class GateHub {
   uint64_t exclusive_grants_ = 0;
   double held_s_ = 0;
 };
-
-// Waits for child `id` of `set` (a run child started with stream_channel and options.gate):
-// answers its gate frames (only those carrying `token`) through `hub`, polling every few
-// milliseconds for grants other threads made, and drops it from the gate when it ends. The
-// result holds every channel byte, for worker::ParseWorkerReply. `cancelled` (may be empty)
-// is polled: once true the child is killed. The time the gate holds the child (GateHub::Held)
-// is added to its wall limit, so a sample is never killed for waiting on others; it is
-// returned in *held_s (may be null).
-util::ProcessResult WaitGated(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub& hub,
-                              const std::function<bool()>& cancelled, double* held_s = nullptr);
 
 }  // namespace kz::verify

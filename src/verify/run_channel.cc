@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/frame.h"
+#include "worker/worker_client.h"
 
 namespace kz::verify {
 using nlohmann::json;
@@ -21,17 +22,20 @@ std::string Text(const json& j, const char* key) {
 std::string Encode(const json& j) { return util::EncodeFrame(j.dump(-1, ' ', false, json::error_handler_t::replace)); }
 
 // The frames of this call (its token) that ask for something: gate requests and judge requests.
+// Keeps at most `max_bytes` of the channel: a child that writes more has lost its channel.
 class Requests {
  public:
-  Requests(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub* hub,
-           GpuGate::Holder holder, RunJudges* judges)
-      : set_(set), id_(id), token_(token), hub_(hub), holder_(holder), judges_(judges) {}
+  Requests(worker::CallSet& set, worker::CallSet::Id id, const std::string& token, GateHub* hub, GpuGate::Holder holder,
+           RunJudges* judges, size_t max_bytes)
+      : set_(set), id_(id), token_(token), hub_(hub), holder_(holder), judges_(judges), max_bytes_(max_bytes) {}
 
-  void Take(const std::string& bytes) {
-    received += bytes;
+  // Answers the requests among `bytes` (more of the channel). False once the channel has
+  // exceeded max_bytes: the bytes past it are dropped and nothing more is answered.
+  bool Take(std::string bytes) {
+    if (!Keep(&bytes)) return false;
     decoder_.Feed(bytes.data(), bytes.size());
     for (std::string payload; decoder_.Pop(&payload);) {
-      auto j = json::parse(payload, nullptr, false);
+      auto j = worker::ParseFrameJson(payload);
       if (j.is_discarded() || !j.is_object() || Text(j, "token") != token_) continue;  // forged: ignored here
       std::string type = Text(j, "type");
       if (type == "gate" && hub_) {
@@ -44,26 +48,42 @@ class Requests {
         set_.Send(id_, Encode(reply));
       }
     }
+    return true;
   }
-  std::string received;  // every byte, for worker::ParseWorkerReply
+
+  // Adds what fits of *bytes to `received` (*bytes: what was kept); false, and `overflowed`
+  // set, when some did not fit.
+  bool Keep(std::string* bytes) {
+    if (overflowed || received.size() + bytes->size() > max_bytes_) {
+      bytes->resize(overflowed ? 0 : max_bytes_ - received.size());
+      overflowed = true;
+    }
+    received += *bytes;
+    return !overflowed;
+  }
+
+  std::string received;     // every byte up to max_bytes, for worker::ParseWorkerReply
+  bool overflowed = false;  // the child wrote more than max_bytes
 
  private:
-  util::ProcessSet& set_;
-  util::ProcessSet::Id id_;
+  worker::CallSet& set_;
+  worker::CallSet::Id id_;
   const std::string& token_;
   GateHub* hub_;
   GpuGate::Holder holder_;
   RunJudges* judges_;
+  size_t max_bytes_;
   util::FrameDecoder decoder_;
 };
 }  // namespace
 
-util::ProcessResult WaitRunChild(util::ProcessSet& set, util::ProcessSet::Id id, const std::string& token, GateHub* hub,
-                                 RunJudges* judges, const std::function<bool()>& cancelled, double* held_s) {
+util::ProcessResult WaitRunChild(worker::CallSet& set, worker::CallSet::Id id, const std::string& token, GateHub* hub,
+                                 RunJudges* judges, const std::function<bool()>& cancelled, double* held_s,
+                                 size_t max_channel_bytes) {
   const GpuGate::Holder holder = hub ? hub->NewHolder() : 0;
   if (hub) hub->Register(holder, set.GroupId(id));
   const std::string grant = Encode(json{{"type", "gate"}, {"granted", true}});
-  Requests requests(set, id, token, hub, holder, judges);
+  Requests requests(set, id, token, hub, holder, judges, max_channel_bytes);
   double held = 0;
   auto last = std::chrono::steady_clock::now();
   for (;;) {
@@ -77,12 +97,18 @@ util::ProcessResult WaitRunChild(util::ProcessSet& set, util::ProcessSet::Id id,
       set.ExtendWallLimit(id, dt);
     }
     last = now;
-    requests.Take(set.TakeChannel(id));
+    if (!requests.overflowed && !requests.Take(set.TakeChannel(id))) set.KillAll();  // reported below
     for (auto& [finished, result] : done) {
       if (finished != id) continue;
       if (hub) hub->Drop(holder);
       if (held_s) *held_s = held;
-      result.channel_data = requests.received + result.channel_data;
+      requests.Keep(&result.channel_data);  // the last bytes: the child has ended, nothing to answer
+      result.channel_data = std::move(requests.received);
+      if (requests.overflowed) {
+        result.channel_truncated = true;
+        result.stderr_tail += "\nkz: the child wrote more than " + std::to_string(max_channel_bytes) +
+                              " bytes to its channel and was killed\n";
+      }
       return std::move(result);
     }
     if (hub && hub->TakeGrant(holder)) set.Send(id, grant);

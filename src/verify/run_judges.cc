@@ -1,6 +1,7 @@
 #include "verify/run_judges.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "verify/timing_stats.h"
 #include "verify/trace_facts.h"
@@ -28,13 +29,20 @@ void Decide(json& verdict, Status status, const std::string& reason, const std::
   verdict["error"]["traceback"] = nullptr;  // the worker's Failure.error() shape
 }
 
-// A stage the child must not have written (a judgement of its own, or malformed facts).
-void Refuse(json& verdict, json& stage, const std::string& why) {
-  stage = {{"status", "error"}, {"reason", why}};
+// A stage the child must not have written (a judgement of its own, or malformed facts), or
+// one it must have had judged: stage `name` becomes an error. Found after the child ended, so
+// only a `correct` verdict is overruled (a sample that failed on its own keeps its failure).
+void Refuse(json& verdict, const char* name, const std::string& why) {
+  verdict["stages"][name] = {{"status", "error"}, {"reason", why}};
   if (verdict.value("status", "") == "correct")
     Decide(verdict, Status::kRuntimeError, "worker error: " + why, "worker_internal");
 }
 }  // namespace
+
+bool TraceRequired(bool on_gpu, bool integrity, const std::string& runtime_lib) {
+  const char* off = std::getenv("KZ_TRACE");
+  return on_gpu && integrity && !runtime_lib.empty() && !(off && std::string(off) == "0");
+}
 
 json RunJudges::Answer(const json& frame) {
   json reply = {{"type", "judge"}, {"stage", "trace"}};
@@ -65,6 +73,8 @@ json RunJudges::Answer(const json& frame) {
 void RunJudges::ApplyTrace(json& verdict) const {
   json* stage = Stage(verdict, "trace");
   if (trace_stage_) {
+    // Answered while the child waited: it was told and should have stopped there, so what it
+    // reported afterwards is overruled, whatever the status.
     verdict["stages"]["trace"] = *trace_stage_;
     if (!trace_invalid_.empty())
       Decide(verdict, Status::kRuntimeError, "worker error: " + trace_invalid_, "worker_internal");
@@ -72,8 +82,14 @@ void RunJudges::ApplyTrace(json& verdict) const {
       Decide(verdict, Status::kRejected, *trace_reject_, "trace");
     return;
   }
-  if (stage && StatusOf(stage) != "skipped")
-    Refuse(verdict, *stage, "the worker reported a trace stage it did not ask the supervisor to judge");
+  std::string status = StatusOf(stage);
+  if (stage && status != "skipped") {
+    Refuse(verdict, "trace", "the worker reported a trace stage it did not ask the supervisor to judge");
+  } else if (options_.trace_required) {
+    json reason = stage ? stage->value("reason", json()) : json();  // a skipped stage is an object
+    std::string why = reason.is_string() ? Utf8Prefix(reason.get<std::string>(), 200) : std::string("no trace stage");
+    Refuse(verdict, "trace", "the trace was required but never judged (" + why + ")");
+  }
 }
 
 void RunJudges::ApplyTiming(json& verdict) const {
@@ -81,13 +97,13 @@ void RunJudges::ApplyTiming(json& verdict) const {
   std::string status = StatusOf(stage);
   if (!stage || status == "skipped") return;
   if (status != "measured") {
-    Refuse(verdict, *stage, "timing stage with status '" + status.substr(0, 40) + "': the worker reports raw times");
+    Refuse(verdict, "timing", "timing stage with status " + QuoteFact(json(status)) + ": the worker reports raw times");
     return;
   }
   std::string error;
   auto built = BuildTimingStage(*stage, options_.max_timed_calls, &error);
   if (!built) {
-    Refuse(verdict, *stage, "malformed timing facts: " + error);
+    Refuse(verdict, "timing", "malformed timing facts: " + error);
     return;
   }
   *stage = std::move(*built);

@@ -6,7 +6,13 @@
 // - the timing statistics and the host-time cross-check (docs/verdict.md): from the raw
 //   per-call times in the child's `timing` stage, Apply() after the child ended.
 // Apply() also keeps the child from writing its own judgements: a `trace` stage it was not
-// judged for, or a `timing` stage with statistics instead of times, is a worker error.
+// judged for, or a `timing` stage with statistics instead of times, is a worker error; so is
+// a trace never judged (no stage, or "skipped") when JudgeOptions::trace_required.
+// Which statuses are overruled: the trace judgement answered to the child (reject, or
+// invalid facts: runtime_error, kind worker_internal) replaces any status the child reported,
+// as the child was told and should have stopped there; the worker errors found after the
+// child ended (a stage it must not have written, malformed timing facts, a required trace
+// never judged) replace only `correct`: a sample that failed on its own keeps its failure.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -22,7 +28,13 @@ struct JudgeOptions {
   bool integrity = true;          // false: no host cross-check (timing.host_mismatch)
   TraceRuleOptions trace;         // policy and min_candidate_share
   size_t max_timed_calls = 2000;  // per side (the run request's max_calls)
+  bool trace_required = false;    // a correct sample needs a trace judgement (TraceRequired)
 };
+
+// Whether a run must have its trace judged (docs/trace.md, "When the trace is required"): on
+// a GPU, with integrity checks on, a native runtime to trace with (`runtime_lib` not empty),
+// and the trace not switched off (KZ_TRACE=0 in this process's environment).
+bool TraceRequired(bool on_gpu, bool integrity, const std::string& runtime_lib);
 
 class RunJudges {
  public:

@@ -50,6 +50,12 @@ struct VerifyOptions {
                                        // refuse what cannot fit (kz serve, kz worker, kz bench)
   int gpu_concurrency = 1;             // samples run at once on the device, through the GPU gate
                                        // (correctness shared, timing exclusive; docs/throughput.md)
+  // A command the run child starts under (ncu for a profile, verify/profiler.h): its argv
+  // before the worker's, and the paths it reads and writes (exposed in the sandbox). Empty:
+  // none. A wrapped run never takes a prestarted child.
+  struct RunWrapper {
+    std::vector<std::string> argv, read_only, writable;
+  } run_wrapper;
 };
 
 // $KZ_CACHE_DIR, else $XDG_CACHE_HOME/kernelzero, else ~/.cache/kernelzero.

@@ -15,6 +15,7 @@ namespace kz::verify {
 inline constexpr const char* kTimingMethod = "cuda-events, device sync around each call, L2 flush";
 inline constexpr double kHostGapRel = 0.5;        // allowed excess gap, relative to the candidate's median
 inline constexpr double kHostGapFloorMs = 0.020;  // ... but never less than 20 µs (sync/launch jitter)
+inline constexpr double kMaxCallMs = 1e7;         // a timed call's bound (2.8 h): sums and ratios stay finite
 
 // `v` rounded to `digits` decimals as Python's round(v, digits) does (the exact binary value,
 // ties to even), so the verdict's numbers are the ones the Python worker used to write.
@@ -41,9 +42,10 @@ nlohmann::json HostCheck(const std::vector<double>& ref_ms, const std::vector<do
 
 // The verdict's stages.timing object from the child's raw timing facts (status "measured":
 // reference_ms, candidate_ms, reference_host_ms, candidate_host_ms, stable, stop_rule,
-// flush_bytes, method; passed through: rechecked_rounds, recheck, pool). nullopt with
-// *error set when the facts are malformed (wrong types, non-finite or negative times,
-// unequal or empty lists, more than `max_calls` calls a side).
+// flush_bytes, method; passed through: rechecked_rounds, recheck, pool; `method` is written
+// as kTimingMethod, not copied). nullopt with *error set when the facts are malformed (wrong
+// types, times outside [0, kMaxCallMs] or not numbers, unequal or empty lists, more than
+// `max_calls` calls a side).
 std::optional<nlohmann::json> BuildTimingStage(const nlohmann::json& facts, size_t max_calls, std::string* error);
 
 // "timing.host_mismatch: ..." when a timing stage's host_check failed, else nullopt.

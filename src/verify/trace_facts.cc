@@ -7,9 +7,6 @@ namespace kz::verify {
 using nlohmann::json;
 
 namespace {
-// A non-negative integer (parsed JSON gives unsigned; built JSON may hold a signed one).
-bool IsCount(const json& j) { return j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() >= 0); }
-
 constexpr size_t kMaxWindows = 10000;
 constexpr size_t kMaxRecords = size_t(1) << 17;  // per window (the tracer reads at most 66560)
 constexpr size_t kMaxNameBytes = 4096;
@@ -76,13 +73,13 @@ bool ParseRecord(const json& r, size_t names, TraceRecord* out, std::string* err
   }
   auto kind = KindOf(r[0]);
   if (!kind) {
-    *error = "unknown record kind " + r[0].dump().substr(0, 40);
+    *error = "unknown record kind " + QuoteFact(r[0]);
     return false;
   }
   std::array<uint64_t, kRecordFields - 1> v{};
   for (size_t i = 1; i < kRecordFields; ++i) {
     if (!IsCount(r[i])) {
-      *error = "record field " + std::to_string(i) + " is " + r[i].dump().substr(0, 40) + ", not an unsigned integer";
+      *error = "record field " + std::to_string(i) + " is " + QuoteFact(r[i]) + ", not an unsigned integer";
       return false;
     }
     v[i - 1] = r[i].get<uint64_t>();
@@ -161,6 +158,12 @@ std::optional<TraceFacts> ParseTraceFacts(const json& facts, std::string* error)
       return std::nullopt;
     }
   return out;
+}
+
+bool IsCount(const json& j) { return j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() >= 0); }
+
+std::string QuoteFact(const json& j, size_t n) {
+  return Utf8Prefix(j.dump(-1, ' ', false, json::error_handler_t::replace), n);
 }
 
 std::string Utf8Prefix(const std::string& s, size_t n) {

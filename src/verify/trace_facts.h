@@ -66,4 +66,12 @@ std::optional<TraceFacts> ParseTraceFacts(const nlohmann::json& facts, std::stri
 // The first `n` code points of UTF-8 `s` (what Python's s[:n] keeps), never splitting one.
 std::string Utf8Prefix(const std::string& s, size_t n);
 
+// Helpers for every check of a child's facts (trace facts here, timing facts in timing_stats):
+// A non-negative integer (parsed JSON gives unsigned; built JSON may hold a signed one).
+bool IsCount(const nlohmann::json& j);
+// A fact quoted in a message: its JSON text, at most `n` code points, never cutting a UTF-8
+// character (a cut one would make the verdict's dump() throw). Precondition: `j` nested at
+// most worker::kMaxFrameDepth deep (worker::ParseFrameJson), as dump() recurses.
+std::string QuoteFact(const nlohmann::json& j, size_t n = 40);
+
 }  // namespace kz::verify

@@ -24,8 +24,12 @@ size_t RuleIndex(const std::string& rule) {
 
 double UsOf(int64_t ns) { return RoundDecimals(double(ns) / 1000.0, 3); }
 
+// A record's duration, at most kMaxDurationNs: a window's sums (at most 2^17 records) then
+// stay far inside int64 whatever times the child reports.
+constexpr int64_t kMaxDurationNs = int64_t(1) << 40;  // 18 minutes
+
 int64_t Duration(const TraceRecord& r) {
-  return r.start_ns && r.end_ns > r.start_ns ? int64_t(r.end_ns - r.start_ns) : 0;
+  return r.start_ns && r.end_ns > r.start_ns ? std::min(int64_t(r.end_ns - r.start_ns), kMaxDurationNs) : 0;
 }
 
 std::string Fmt(const char* f, double v) {

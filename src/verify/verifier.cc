@@ -25,8 +25,12 @@ double Since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-Verifier::Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus)
-    : worker_(std::move(worker)), options_(std::move(options)), cache_(options_.cache_dir) {
+Verifier::Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus,
+                   worker::LauncherPtr launcher)
+    : worker_(std::move(worker)),
+      launcher_(std::move(launcher)),
+      options_(std::move(options)),
+      cache_(options_.cache_dir) {
   worker::PrepareBytecode(&worker_, options_.cache_dir);
   if (!options_.cpu_only)
     for (auto& g : gpus)
@@ -91,22 +95,21 @@ void Verifier::RunPerSample(std::vector<Work>& work, const MakeCall& make_call, 
   // At most max(jobs, 2) children at once: each imports Python (and maybe torch), so a
   // manifest of hundreds of samples must not start hundreds of interpreters together.
   const size_t limit = size_t(std::max(options_.jobs, 2));
-  util::ProcessSet set;
-  std::map<util::ProcessSet::Id, std::pair<Work*, std::string>> running;  // work, token
+  std::unique_ptr<worker::CallSet> set = launcher_->NewSet(worker_);
+  std::map<worker::CallSet::Id, std::pair<Work*, std::string>> running;  // work, token
   size_t next = 0;
   auto start_more = [&] {
-    for (; next < work.size() && set.running() < limit && !Cancelled(); ++next)
-      if (auto call = make_call(work[next]))
-        running[set.Start(worker::MakeWorkerSpec(worker_, *call))] = {&work[next], call->token};
+    for (; next < work.size() && set->running() < limit && !Cancelled(); ++next)
+      if (auto call = make_call(work[next])) running[set->Start(*call)] = {&work[next], call->token};
   };
   start_more();
-  while (set.running() > 0) {
-    for (auto& [id, proc] : set.WaitAny(cancelled_ ? kCancelPollMs : -1)) {
+  while (set->running() > 0) {
+    for (auto& [id, proc] : set->WaitAny(cancelled_ ? kCancelPollMs : -1)) {
       auto [w, token] = running[id];
       on_reply(*w, worker::ParseWorkerReply(std::move(proc), token));
     }
     if (Cancelled())
-      set.KillAll();  // the killed children are collected by the next WaitAny
+      set->KillAll();  // the killed children are collected by the next WaitAny
     else
       start_more();
   }
@@ -120,7 +123,8 @@ void Verifier::ScreenAll(std::vector<Work>& work) const {
     call.request = {{"op", "screen"},
                     {"candidate_path", util::AbsolutePath(w.sample->candidate_path)},
                     {"backend", w.backend},
-                    {"policy", options_.policy}};
+                    {"policy", options_.policy},
+                    {"extract", w.backend == "cuda"}};  // and read the load_inline calls if it can
     call.wall_limit_s = 60;
     return call;
   };
@@ -132,6 +136,8 @@ void Verifier::ScreenAll(std::vector<Work>& work) const {
       w.done = true;
       return;
     }
+    if (reply.result->contains("calls") && (*reply.result)["calls"].is_array())
+      w.screen_read = {{"calls", (*reply.result)["calls"]}, {"env", reply.result->value("env", json::object())}};
     json screen = (*reply.result)["screen"];
     auto [text, integrity] = Rejections(screen);
     screen["status"] = screen.value("verdict", "pass");
@@ -194,11 +200,13 @@ void Verifier::CompileAll(std::vector<Work>& work) const {
   util::LogInfo("compiling " + std::to_string(calls.size()) + " CUDA extension(s) with " + std::to_string(bo.jobs) +
                 " job(s), cache " + cache_.root());
   auto results = compile::BuildExtensions(
-      calls, cache_, worker_, bo, [](const compile::BuildResult& r, size_t done, size_t total) {
+      calls, cache_, worker_, bo,
+      [](const compile::BuildResult& r, size_t done, size_t total) {
         util::LogInfo("[" + std::to_string(done) + "/" + std::to_string(total) + "] " + r.name + ": " +
                       (r.ok ? (r.cache_hit ? "cache hit" : "built") : "failed (" + r.error_kind + ")") + " in " +
                       std::to_string(r.seconds).substr(0, 5) + " s");
-      });
+      },
+      launcher_);
   for (size_t i = 0; i < results.size(); ++i) ApplyBuild(*owner[i].first, results[i]);
   EvictThrottled(cache_, options_.cache_max_bytes);
 }
@@ -256,7 +264,7 @@ std::vector<std::pair<std::string, std::string>> Verifier::RunEnv(const std::opt
 }
 
 Verifier::Prestarted Verifier::Prestart(const worker::WorkerConfig& worker, const VerifyOptions& options,
-                                        const std::optional<Gpu>& gpu) {
+                                        const std::optional<Gpu>& gpu, const worker::LauncherPtr& launcher) {
   Prestarted p;
   std::string err;
   p.gpu = gpu;
@@ -270,13 +278,10 @@ Verifier::Prestarted Verifier::Prestart(const worker::WorkerConfig& worker, cons
   call.env = RunEnv(gpu, p.scratch);
   call.env.emplace_back("KZ_PRELOAD", "1");
   call.max_rss_bytes = options.max_host_mem_mib << 20;
-  util::ProcessSpec spec = worker::MakeWorkerSpec(worker, call);
-  spec.channel_input.clear();
-  spec.hold = true;
   p.gated = options.gpu_concurrency > 1;
-  spec.stream_channel = true;  // its gate and judge frames are answered while it runs
-  p.set = std::make_unique<util::ProcessSet>();
-  p.id = p.set->Start(std::move(spec));
+  p.set = launcher->NewSet(worker);
+  // Stream: its gate and judge frames are answered while it runs.
+  p.id = p.set->Start(call, worker::CallMode{/*hold=*/true, /*stream=*/true});
   return p;
 }
 
@@ -294,10 +299,19 @@ Verifier::Prestarted& Verifier::Prestarted::operator=(Prestarted&& o) noexcept {
 
 void Verifier::Prestarted::Reset() {
   set.reset();   // kills a child that never got its sample
-  jail.reset();  // its stage goes with the last reference (the ProcessSet's, just dropped)
+  jail.reset();  // its stage goes with the last reference (the CallSet's, just dropped)
   if (!scratch.empty()) util::RemoveAll(scratch);
   scratch.clear();
 }
+
+namespace {
+// The run child under a wrapper command (ncu, verify/profiler.h), with the paths it needs.
+void ApplyRunWrapper(const VerifyOptions::RunWrapper& wrap, worker::WorkerCall* call) {
+  call->argv_prefix = wrap.argv;
+  call->read_only.insert(call->read_only.end(), wrap.read_only.begin(), wrap.read_only.end());
+  call->writable.insert(call->writable.end(), wrap.writable.begin(), wrap.writable.end());
+}
+}  // namespace
 
 void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) const {
   bool cuda = w.backend == "cuda";
@@ -326,16 +340,17 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
   call.inputs = {util::AbsolutePath(w.sample->task_path), util::AbsolutePath(w.sample->candidate_path)};
   for (const auto& lib : w.prebuilt) call.inputs.push_back(lib.value("library", ""));
   call.devices = gpu ? worker::GpuDevices(gpu->index) : std::vector<std::string>();
+  ApplyRunWrapper(options_.run_wrapper, &call);
   Prestarted own;
   bool used_pre = false;
-  bool same_device = pre && pre->set && (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1) &&
-                     pre->gated == (gate_ != nullptr);
+  bool same_device = call.argv_prefix.empty() && pre && pre->set &&
+                     (pre->gpu ? pre->gpu->index : -1) == (gpu ? gpu->index : -1) && pre->gated == (gate_ != nullptr);
   if (same_device) {
     worker::WorkerCall into = call;
     into.jail = pre->jail;  // inputs staged into the running child's jail
-    used_pre = pre->set->Release(pre->id, worker::MakeWorkerSpec(worker_, into).channel_input, call.wall_limit_s);
+    used_pre = pre->set->Release(pre->id, into);
   }
-  util::ProcessSet::Id id = 0;
+  worker::CallSet::Id id = 0;
   if (used_pre) {
     own = std::move(*pre);
     id = own.id;
@@ -343,14 +358,16 @@ void Verifier::Run(Work& w, const std::optional<Gpu>& gpu, Prestarted* pre) cons
     std::string err;
     if (!worker_.sandbox.active()) own.scratch = util::MakeTempDir(cache_.root() + "/tmp", "run-", &err);
     call.env = RunEnv(gpu, own.scratch);
-    own.set = std::make_unique<util::ProcessSet>();
-    util::ProcessSpec spec = worker::MakeWorkerSpec(worker_, call);
-    spec.stream_channel = true;  // its gate and judge frames are answered while it runs
-    id = own.set->Start(std::move(spec));
+    own.set = launcher_->NewSet(worker_);
+    // Stream: its gate and judge frames are answered while it runs.
+    id = own.set->Start(call, worker::CallMode{/*hold=*/false, /*stream=*/true});
   }
   if (pre) *pre = Prestarted();  // consumed (or stale: dropped)
   double gate_held_s = -1;
-  RunJudges judges({options_.integrity, {options_.policy, options_.min_candidate_share}, kMaxTimedCalls});
+  RunJudges judges({options_.integrity,
+                    {options_.policy, options_.min_candidate_share},
+                    kMaxTimedCalls,
+                    TraceRequired(gpu.has_value(), options_.integrity, worker_.runtime_lib)});
   util::ProcessResult proc =
       WaitRunChild(*own.set, id, call.token, gate_.get(), &judges, cancelled_, gate_ ? &gate_held_s : nullptr);
   ApplyRunReply(w.verdict, worker::ParseWorkerReply(std::move(proc), call.token));

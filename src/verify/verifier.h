@@ -19,6 +19,7 @@
 #include "verify/footprint.h"
 #include "verify/gate_hub.h"
 #include "verify/sample.h"
+#include "worker/call_set.h"
 #include "worker/worker_client.h"
 
 namespace kz::verify {
@@ -28,8 +29,10 @@ using VerdictCallback = std::function<void(size_t index, const nlohmann::json& v
 class Verifier {
  public:
   // `gpus` empty (or options.cpu_only) means CPU mode: references on the CPU, Triton under
-  // the interpreter, CUDA candidates compiled but not run.
-  Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus);
+  // the interpreter, CUDA candidates compiled but not run. Every worker call (screen,
+  // extraction, builds of the worker, runs) goes through `launcher` (tests: a scripted fake).
+  Verifier(worker::WorkerConfig worker, VerifyOptions options, std::vector<Gpu> gpus,
+           worker::LauncherPtr launcher = worker::ProcessLauncher());
 
   // One verdict per sample, in order; `on_verdict` is called as each one is final.
   std::vector<nlohmann::json> VerifyAll(const std::vector<Sample>& samples,
@@ -46,6 +49,7 @@ class Verifier {
     bool done = false;                               // final before running (bad input, screen, compile)
     nlohmann::json calls = nlohmann::json::array();  // extracted load_inline calls
     nlohmann::json build_env;                        // torch/cuda/python versions from extraction
+    nlohmann::json screen_read;                      // {"calls", "env"} the screen child read statically (null: none)
     nlohmann::json prebuilt = nlohmann::json::array();
     std::string candidate_text;
     std::chrono::steady_clock::time_point start;
@@ -72,15 +76,16 @@ class Verifier {
     Prestarted& operator=(Prestarted&& o) noexcept;
     ~Prestarted() { Reset(); }
     void Reset();
-    std::unique_ptr<util::ProcessSet> set;
-    util::ProcessSet::Id id = 0;
+    std::unique_ptr<worker::CallSet> set;
+    worker::CallSet::Id id = 0;
     std::string scratch;                  // its TORCH_EXTENSIONS_DIR; removed with it ("" when sandboxed)
     std::shared_ptr<sandbox::Jail> jail;  // its sandbox (null when off): the sample's inputs are staged into it
     std::optional<Gpu> gpu;
     bool gated = false;  // started to speak to a GPU gate (stream_channel): used only with one
   };
   static Prestarted Prestart(const worker::WorkerConfig& worker, const VerifyOptions& options,
-                             const std::optional<Gpu>& gpu);
+                             const std::optional<Gpu>& gpu,
+                             const worker::LauncherPtr& launcher = worker::ProcessLauncher());
 
   // Cancellation (kz serve's DELETE of a running job): `cancelled` is polled (from the
   // thread running VerifyAll, every kCancelPollMs) while children run; once it returns
@@ -97,7 +102,7 @@ class Verifier {
   void Prepare(const Sample& sample, Work& w) const;
   void ScreenAll(std::vector<Work>& work) const;
   // One worker call per sample for which make_call returns one, all at once in one
-  // ProcessSet; on_reply gets each reply (token-checked) as it arrives.
+  // CallSet; on_reply gets each reply (token-checked) as it arrives.
   using MakeCall = std::function<std::optional<worker::WorkerCall>(Work&)>;
   using OnReply = std::function<void(Work&, const worker::WorkerReply&)>;
   void RunPerSample(std::vector<Work>& work, const MakeCall& make_call, const OnReply& on_reply) const;
@@ -118,6 +123,7 @@ class Verifier {
   nlohmann::json RunOptions(bool on_gpu) const;
 
   worker::WorkerConfig worker_;
+  worker::LauncherPtr launcher_;
   VerifyOptions options_;
   std::optional<Gpu> gpu_;
   compile::ExtensionCache cache_;

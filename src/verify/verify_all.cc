@@ -17,7 +17,7 @@ std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples, const 
   bool may_run = gpu_ || std::any_of(samples.begin(), samples.end(), [](const Sample& s) {
     return s.self_check || s.backend != "cuda";  // without a GPU a CUDA sample never runs
   });
-  if (may_run && !samples.empty() && !Cancelled() && !gate_) next = Prestart(worker_, options_, gpu_);
+  if (may_run && !samples.empty() && !Cancelled() && !gate_) next = Prestart(worker_, options_, gpu_, launcher_);
   std::vector<Work> work = Stage(samples);
   if (gate_) return VerifyConcurrently(work, on_verdict);
   std::vector<json> out;
@@ -32,7 +32,7 @@ std::vector<json> Verifier::VerifyAll(const std::vector<Sample>& samples, const 
     if (i == upcoming) {
       mine = std::move(next);
       upcoming = next_run(i + 1);
-      if (upcoming < work.size()) next = Prestart(worker_, options_, gpu_);
+      if (upcoming < work.size()) next = Prestart(worker_, options_, gpu_, launcher_);
     }
     out.push_back(Finish(work[i], std::nullopt, mine.set ? &mine : nullptr));
     if (on_verdict) on_verdict(i, out.back());
@@ -48,12 +48,12 @@ std::vector<json> Verifier::VerifyConcurrently(std::vector<Work>& work, const Ve
   std::mutex callback_mu;
   auto worker = [&] {
     Prestarted next;
-    if (runs > 0 && !Cancelled()) next = Prestart(worker_, options_, gpu_);
+    if (runs > 0 && !Cancelled()) next = Prestart(worker_, options_, gpu_, launcher_);
     for (size_t i; (i = cursor.fetch_add(1)) < work.size();) {
       Prestarted mine;
       if (NeedsRun(work[i])) {
         mine = std::move(next);
-        if (cursor.load() < work.size() && !Cancelled()) next = Prestart(worker_, options_, gpu_);
+        if (cursor.load() < work.size() && !Cancelled()) next = Prestart(worker_, options_, gpu_, launcher_);
       }
       out[i] = Finish(work[i], std::nullopt, mine.set ? &mine : nullptr);
       if (on_verdict) {

@@ -39,7 +39,8 @@ WorkerConfig LocateWorker(const std::string& exe) {
 
 util::ProcessSpec MakeWorkerSpec(const WorkerConfig& config, const WorkerCall& call) {
   util::ProcessSpec spec;
-  spec.argv = {config.python, "-m", "kz_worker"};
+  spec.argv = call.argv_prefix;
+  spec.argv.insert(spec.argv.end(), {config.python, "-m", "kz_worker"});
   std::string pythonpath = config.package_dir;
   if (const char* p = std::getenv("PYTHONPATH"); p && *p) pythonpath += std::string(":") + p;
   spec.env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"},
@@ -77,15 +78,35 @@ std::string NewSessionToken() {
   return out;
 }
 
+nlohmann::json ParseFrameJson(const std::string& payload) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < payload.size(); ++i) {  // brackets outside strings: exact for valid JSON
+    char c = payload[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxFrameDepth) return nlohmann::json(nlohmann::json::value_t::discarded);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return nlohmann::json::parse(payload, nullptr, false);
+}
+
 WorkerReply ParseWorkerReply(util::ProcessResult process, const std::string& token) {
   WorkerReply reply;
   util::FrameDecoder decoder;
   decoder.Feed(process.channel_data.data(), process.channel_data.size());
   std::string payload;
   while (decoder.Pop(&payload)) {
-    auto j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
+    auto j = ParseFrameJson(payload);
     if (j.is_discarded() || !j.is_object()) {
-      reply.protocol_error = "worker sent a frame that is not a JSON object";
+      reply.protocol_error = "worker sent a frame that is not a JSON object (of at most " +
+                             std::to_string(kMaxFrameDepth) + " levels)";
       break;
     }
     if (!j.contains("token") || !j["token"].is_string() || j["token"].get<std::string>() != token) {

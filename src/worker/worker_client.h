@@ -61,6 +61,7 @@ struct WorkerCall {
   std::vector<std::string> shared_writable;  // ... shared with other children (the PCH directory)
   std::vector<std::string> devices;    // /dev nodes it needs (its GPU's)
   std::shared_ptr<sandbox::Jail> jail; // an existing jail (a prestarted child's); null = a new one
+  std::vector<std::string> argv_prefix;  // a command the worker runs under (ncu), "" = none
 };
 
 struct WorkerReply {
@@ -82,7 +83,15 @@ std::shared_ptr<sandbox::Jail> NewJail(const WorkerConfig& config, const WorkerC
 void StageInputs(sandbox::Jail& jail, const std::vector<std::string>& inputs, nlohmann::json* request);
 // GPU device nodes for a child pinned to GPU `index` (those present on this host).
 std::vector<std::string> GpuDevices(int index);
-// Frames whose "token" is not `token` are dropped and reported in protocol_error.
+// How deep a worker's frame may nest arrays and objects (the protocol needs fewer than 10;
+// dump() and copies of JSON recurse, so deeper frames from a child running candidate code
+// would overflow a verifier thread's stack).
+inline constexpr int kMaxFrameDepth = 64;
+// A frame's payload parsed, or discarded (is_discarded()) when it is not JSON or nests arrays
+// and objects more than kMaxFrameDepth deep (checked before anything is built).
+nlohmann::json ParseFrameJson(const std::string& payload);
+// Frames whose "token" is not `token` are dropped and reported in protocol_error; so is a
+// frame that is not a JSON object of at most kMaxFrameDepth levels (ParseFrameJson).
 WorkerReply ParseWorkerReply(util::ProcessResult process, const std::string& token);
 WorkerReply RunWorker(const WorkerConfig& config, const WorkerCall& call);
 

@@ -44,5 +44,24 @@ EOF
 expect_exit 11 "enormous generated source: compile_error" -- "${FAKE[@]}" "${V[@]}" --candidate "$WORK/enormous.py" --cache-dir "$C"
 json_check "enormous generated source: source_too_large names the limit" \
   'v["error"]["kind"] == "source_too_large" and "over the limit of 8 MiB" in v["error"]["message"] and "compile" not in v["stages"]'
+# --- A candidate that asks the compiler to run its own program (-wrapper): refused before any
+# build, with the flag named; the program never runs.
+cat >"$WORK/wrapper.py" <<EOF
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+ext = load_inline(name="kz_wrapper", cpp_sources="torch::Tensor f(torch::Tensor x);",
+                  cuda_sources="__global__ void k() {}\ntorch::Tensor f(torch::Tensor x) { return x; }\n",
+                  functions=["f"], extra_cuda_cflags=["-Xcompiler=-wrapper,/bin/sh,-c,touch $WORK/pwned"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.f(x)
+EOF
+expect_exit 11 "a -wrapper flag: compile_error" -- "${V[@]}" --candidate "$WORK/wrapper.py" --cache-dir "$C"
+json_check "a -wrapper flag: refused, the flag named" \
+  'v["status"] == "compile_error" and "-wrapper" in json.dumps(v) and "not allowed" in json.dumps(v)'
+check "a -wrapper flag: its program never ran" test ! -e "$WORK/pwned"
 no_survivors "no compiler outlived the suite"
 finish

@@ -6,7 +6,8 @@
 # --resume to the same result without asking a finished iteration twice, --replay byte for
 # byte, and the bad inputs: a zero budget, a task that cannot be verified (refused before any
 # request), a corrupted run directory, a second run on a busy directory, a new run over an
-# existing one, an endpoint that does not answer (iterations spent, the run goes on).
+# existing one, an endpoint that does not answer (iterations spent, the run goes on); --ncu on
+# a host without ncu (the fallback line in the record and the prompts).
 KZ=$1
 source "$(dirname "$0")/lib.sh"
 W=$(mktemp -d)
@@ -39,15 +40,8 @@ rs = {json.loads(l)["id"]: json.loads(l) for l in open(sys.argv[1] + "/candidate
 sys.exit(not (rs["c3"]["mutation"] == "fix" and rs["c3"]["parent"] == "c1" and rs["c2"]["mutation"] == "rewrite"))
 PY
 check "best.py is the correct kernel" cmp -s $W/a/best.py tests/bench_suite/kernels/relu_ok.py
-check "the ledger's totals equal the records' (tokens, requests, seconds)" py $W/a <<'PY'
-import json, sys
-d = sys.argv[1]
-rs = [json.loads(l) for l in open(d + "/candidates.jsonl")]
-spent = json.load(open(d + "/state.json"))["budget"]["spent"]
-tot = {k: sum(r.get("spent", {}).get(k, 0) for r in rs) for k in spent}
-print(spent, tot)
-sys.exit(not all(abs(spent[k] - tot[k]) < 1e-6 for k in spent) or spent["requests"] != 5)
-PY
+check "the ledger's totals equal the records' (tokens, requests, seconds)" \
+  python3 tests/e2e/optimize_ledger.py $W/a --requests 5
 check "every prompt and reply recorded" test "$(wc -l < $W/a/transcript.jsonl)" -eq 5
 check "lineage, curve and plot written" test -s $W/a/lineage.json -a -s $W/a/curve.tsv -a -s $W/a/curve.svg
 
@@ -56,6 +50,25 @@ expect_exit 0 "--replay redoes the run from its transcript and verdicts" -- "$KZ
 for f in candidates.jsonl state.json lineage.json curve.tsv best.py best_verdict.json task_check.json; do
   check "replay: $f identical" cmp -s $W/a/$f $W/r/$f
 done
+
+# --ncu where the host has no ncu (issue 21): the kept candidate's record and the prompts that
+# use it as a parent say so; nothing is charged for it; a replay gives the same files.
+expect_exit 0 "--ncu without ncu: the run goes on" -- env KZ_NCU=/nonexistent/ncu "${OPT[@]}" --endpoint "$U" --out $W/n --ncu
+check "--ncu: the kept candidate's profile names the fallback, the prompts carry it" py $W/n <<'PY'
+import json, sys
+d = sys.argv[1]
+rs = {r["id"]: r for r in map(json.loads, open(d + "/candidates.jsonl"))}
+prof = rs["c0"].get("profile")
+print(prof)
+prompts = [json.dumps(json.loads(l)) for l in open(d + "/transcript.jsonl")]
+spent = json.load(open(d + "/state.json"))["budget"]["spent"]
+tot = sum(r.get("spent", {}).get("gpu_s", 0) for r in rs.values())
+sys.exit(not (prof == {"available": False, "reason": "ncu: not installed", "version": "", "seconds": 0.0, "kernels": []}
+              and "profile" not in rs["c1"] and any("ncu: not installed" in p for p in prompts)
+              and json.load(open(d + "/run.json"))["ncu"] is True and abs(spent["gpu_s"] - tot) < 1e-6))
+PY
+expect_exit 0 "--replay of an --ncu run" -- "$KZ" optimize --replay $W/n --out $W/nr
+check "replay of an --ncu run: candidates.jsonl identical" cmp -s $W/n/candidates.jsonl $W/nr/candidates.jsonl
 
 # kill -9 mid-run, then --resume: the same outcomes, no finished iteration asked twice.
 serve slow 1.5; U2=$URL
@@ -91,20 +104,7 @@ check "replay of the resumed run: records, state, verdicts and transcript identi
 # nothing), so a larger budget would end by iterations instead.
 expect_exit 0 "a run stopped by its GPU-second budget ends" -- "${BASE[@]}" --task $TASK --iterations 20 \
   --budget-tokens 200000 --budget-gpu-s 8 --endpoint "$U" --out $W/g
-ledger_eq() { python3 - "$1" <<'PY'
-import json, sys
-d = sys.argv[1]
-rs = [json.loads(l) for l in open(d + "/candidates.jsonl")]
-st = json.load(open(d + "/state.json"))
-spent, limits = st["budget"]["spent"], st["budget"]["limits"]
-tot = {k: sum(r.get("spent", {}).get(k, 0) for r in rs) for k in spent}
-its = sum(r["iteration"] >= 0 for r in rs)
-print(st["stop_reason"], st["next_iteration"], its, spent)
-ok = st["stop_reason"].startswith("budget: gpu_s") and its == st["next_iteration"]
-ok &= all(abs(spent[k] - tot[k]) < 1e-6 for k in spent) and all(r["outcome"] != "not_verified" for r in rs)
-sys.exit(not ok)
-PY
-}
+ledger_eq() { python3 tests/e2e/optimize_ledger.py "$1" --stopped-by gpu_s; }
 check "  ... stopped by gpu_s, the ledger equal to the records, no paid request left unverified" ledger_eq $W/g
 cp $W/g/candidates.jsonl $W/g.before
 expect_exit 0 "  ... --resume with the settings of run.json" -- "$KZ" optimize --resume $W/g

@@ -107,6 +107,15 @@ assert "| r1.coder.1 |" in md and "Δ pass@1" in md, md
 for f in ("coder.svg", "eval.svg"):
     assert open(os.path.join(d, f)).read().startswith("<svg") or "<svg" in open(os.path.join(d, f)).read()[:200], f
 PY
+python3 - "$TMP/run/metrics.jsonl" <<'PY' && { PASSES=$((PASSES + 1)); echo "ok   eval lines: each task's reply digest and verdict status"; } || { FAILS=$((FAILS + 1)); echo "FAIL eval generations"; }
+import json, re, sys
+evals = [e for e in map(json.loads, open(sys.argv[1])) if e.get("kind") == "eval"]
+assert len(evals) == 3, evals
+for e in evals:
+    g = e["generations"]
+    assert [t for t, _, _ in g] == [t for t, _, _ in e["outcomes"]], g
+    assert all(re.fullmatch("[0-9a-f]{12}", d) and s for _, d, s in g), g
+PY
 expect_exit 2 "report of a directory that is no run" -- "$KZ" -q train report "$TMP/nothing-here"
 err_contains "says why" "no metrics.jsonl"
 sed 's/rounds = 2/rounds = 3/' "$TMP/run.toml" >"$TMP/other.toml"

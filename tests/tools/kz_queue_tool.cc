@@ -64,7 +64,7 @@ int Collect(QueueConfig q, size_t expect, const std::string& out_path, double ti
       std::string status = verdict.is_object() ? verdict.value("status", "-") : "-";
       bool prestarted = verdict.is_object() && verdict.contains("child") && verdict["child"].is_object() &&
                         verdict["child"].value("prestarted", false);
-      out << json{{"id", v.job_id}, {"state", v.state}, {"status", status}, {"worker", v.worker},
+      out << json{{"id", v.job_id}, {"state", ToString(v.state)}, {"status", status}, {"worker", v.worker},
                   {"prestarted", prestarted}}.dump()
           << "\n" << std::flush;
       ++deliveries;

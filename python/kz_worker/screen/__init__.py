@@ -2,7 +2,9 @@
 (docs/screen-rules.md). Never imports torch or triton, never executes candidate code.
 
 `screen_source(source, backend, policy)` returns the screen result; `screen_op` serves
-the worker op `screen` (docs/worker-protocol.md).
+the worker op `screen` (docs/worker-protocol.md). With `"extract": true` the op also reads
+the `load_inline` calls statically (static_extract.py: the work of the `extract` op's first
+step, in the same child), so a candidate read there needs no extraction child.
 """
 
 import ast
@@ -86,4 +88,8 @@ def screen_op(request: dict) -> dict:
         result = _result(report, backend, 0.0)
     else:
         result = screen_source(source, backend, policy)
-    return {"type": "result", "ok": True, "screen": result}
+    reply = {"type": "result", "ok": True, "screen": result}
+    if request.get("extract") is True and result["verdict"] == "pass":
+        from ..extract import static_result  # torch-free
+        reply.update(static_result(path) or {})
+    return reply

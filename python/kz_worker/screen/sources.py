@@ -1,56 +1,18 @@
-"""Statically resolving the source strings a candidate passes to `load_inline`.
-
-Strings are resolved from literals, module-level (or function-local) string constants,
-`+`/`+=` concatenation, f-strings with constant fields, `sep.join([...])`, lists and
-tuples, and pass-through helpers (`textwrap.dedent`, `str`, `.strip()`). Anything else
-makes the source incomplete; the screen then notes "sources not statically known" and
-scans what it does know. Each piece keeps the candidate line where it starts, so
-findings inside C++/CUDA code map back to the candidate file.
+"""The `load_inline` calls of a candidate and the source strings they pass, resolved
+statically for the screen by the lenient mode of the one evaluator (evaluate.py): anything
+not known makes the source incomplete; the screen then notes "sources not statically
+known" and scans what it does know. Each piece keeps the candidate line where it starts,
+so findings inside C++/CUDA code map back to the candidate file.
 """
 
 import ast
-from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from .evaluate import UNKNOWN, Resolver
 from .names import Names
 
 LOAD_INLINE_ARGS = ("name", "cpp_sources", "cuda_sources", "sycl_sources", "functions",
                     "extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags", "extra_ldflags")
-PASS_THROUGH = ("textwrap.dedent", "inspect.cleandoc", "builtins.str")
-
-
-@dataclass
-class Text:
-    """A resolved string: pieces (text, first line, exact) and whether all is known.
-    `exact` means newlines inside the piece are newlines of the candidate file."""
-    pieces: list = field(default_factory=list)
-    complete: bool = True
-
-    @staticmethod
-    def of(text: str, node, exact=None) -> "Text":
-        if exact is None:
-            exact = (node.end_lineno or node.lineno) - node.lineno == text.count("\n")
-        return Text([(text, node.lineno, exact)])
-
-    def __add__(self, other: "Text") -> "Text":
-        return Text(self.pieces + other.pieces, self.complete and other.complete)
-
-    @property
-    def value(self) -> str:
-        return "".join(p[0] for p in self.pieces)
-
-    def line_at(self, offset: int) -> int:
-        """Candidate line of character `offset` of `value`."""
-        starts, pos = [], 0
-        for text, _, _ in self.pieces:
-            starts.append(pos)
-            pos += len(text)
-        i = max(0, bisect_right(starts, offset) - 1)
-        text, line, exact = self.pieces[i]
-        return line + text.count("\n", 0, offset - starts[i]) if exact else line
-
-
-UNKNOWN = Text([], complete=False)
 
 
 @dataclass
@@ -61,121 +23,6 @@ class InlineCall:
     cuda: list
     flags: list  # constant strings of extra_*flags
     complete: bool
-
-
-class Resolver:
-    """Evaluates string expressions against an environment of known constants."""
-
-    def __init__(self, names: Names):
-        self.names = names
-
-    def resolve(self, node, env):
-        """A Text, a list of Texts, or UNKNOWN."""
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, str):
-                return Text.of(node.value, node)
-            if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-                return Text.of(str(node.value), node, exact=False)
-            return UNKNOWN
-        if isinstance(node, ast.Name):
-            return env.get(node.id, UNKNOWN)
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return [self._as_text(self.resolve(e, env)) for e in node.elts]
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            return self._concat(self.resolve(node.left, env), self.resolve(node.right, env))
-        if isinstance(node, ast.JoinedStr):
-            return self._fstring(node, env)
-        if isinstance(node, ast.Call):
-            return self._call(node, env)
-        return UNKNOWN
-
-    @staticmethod
-    def _as_text(v) -> Text:
-        if isinstance(v, Text):
-            return v
-        out = Text([])
-        for t in v:
-            out = out + t
-        return out
-
-    def _concat(self, a, b):
-        if isinstance(a, list) and isinstance(b, list):
-            return a + b
-        if isinstance(a, Text) and isinstance(b, Text):
-            return a + b
-        return UNKNOWN
-
-    def _fstring(self, node, env):
-        parts, complete = [], True
-        for v in node.values:
-            r = self.resolve(v.value if isinstance(v, ast.FormattedValue) else v, env)
-            if isinstance(r, Text) and r.complete:
-                parts.append(r.value)
-            else:
-                complete = False
-        text = "".join(parts)
-        return Text([(text, node.lineno, (node.end_lineno or node.lineno) - node.lineno
-                      == text.count("\n"))], complete)
-
-    def _call(self, node, env):
-        func = node.func
-        qual = self.names.qualname(func)
-        if qual in PASS_THROUGH and len(node.args) == 1:
-            return self.resolve(node.args[0], env)
-        if not isinstance(func, ast.Attribute):
-            return UNKNOWN
-        base = self.resolve(func.value, env)
-        if not isinstance(base, Text):
-            return UNKNOWN
-        if func.attr in ("strip", "lstrip", "rstrip") and not node.args:
-            return base
-        if func.attr == "join" and len(node.args) == 1:
-            items = self.resolve(node.args[0], env)
-            if not isinstance(items, list):
-                return UNKNOWN
-            out = Text([], base.complete)
-            for i, item in enumerate(items):
-                out = out + (base + item if i else item)
-            return out
-        if func.attr in ("format", "replace"):
-            return self._apply(base, node, env)
-        return UNKNOWN
-
-    def _apply(self, base: Text, node, env):
-        """`.format`/`.replace` with constant arguments on a one-piece string."""
-        args = [self.resolve(a, env) for a in node.args]
-        kwargs = {k.arg: self.resolve(k.value, env) for k in node.keywords}
-        known = all(isinstance(a, Text) and a.complete for a in args + list(kwargs.values()))
-        if not (known and base.complete and len(base.pieces) == 1 and None not in kwargs):
-            return Text(base.pieces, complete=False)
-        text, line, exact = base.pieces[0]
-        try:
-            out = getattr(text, node.func.attr)(*[a.value for a in args],
-                                                **{k: v.value for k, v in kwargs.items()})
-        except (KeyError, IndexError, ValueError, TypeError):
-            return Text(base.pieces, complete=False)
-        return Text([(out, line, exact and out.count("\n") == text.count("\n"))])
-
-    def bind(self, stmt, env) -> None:
-        """Update `env` with the string constants that `stmt` assigns."""
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                self._bind_target(target, stmt.value, env)
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            self._bind_target(stmt.target, stmt.value, env)
-        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-            old = env.get(stmt.target.id, UNKNOWN)
-            new = (self._concat(old, self.resolve(stmt.value, env))
-                   if isinstance(stmt.op, ast.Add) else UNKNOWN)
-            env[stmt.target.id] = new
-
-    def _bind_target(self, target, value, env):
-        if isinstance(target, ast.Name):
-            env[target.id] = self.resolve(value, env)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
-            for i, t in enumerate(target.elts):
-                self._bind_target(t, value.elts[i] if same else ast.Constant(None), env)
 
 
 def flat_statements(body):

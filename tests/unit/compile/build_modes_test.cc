@@ -102,6 +102,17 @@ TEST_F(BuildModesTest, TheLastModesErrorIsReturned) {
   EXPECT_EQ(seen_.size(), 3u);
 }
 
+// ninja killed by a signal, timed out or not started: the machine failed, not the sources;
+// no other mode runs (it would fail the same way, or run past the deadline).
+TEST_F(BuildModesTest, AMachineFailureEndsTheModesAtOnce) {
+  NinjaOutcome killed{false, "Error building extension 'e'\n(ninja killed by SIGKILL)", true};
+  NinjaOutcome out = Run({killed});
+  EXPECT_FALSE(out.ok);
+  EXPECT_TRUE(out.machine);
+  EXPECT_EQ(seen_.size(), 1u);
+  EXPECT_FALSE(report_.contains("fallbacks"));
+}
+
 TEST_F(BuildModesTest, UnsplittableSourceStartsWithLite) {
   EXPECT_TRUE(Run({}, /*splittable=*/false).ok);
   EXPECT_EQ(report_["header_mode"], "lite");
@@ -133,6 +144,22 @@ TEST(BuildFactsTest, KeyCoversFlagsAndEnvironmentAndRefusesWhatItCannotReproduce
   other["extra_cflags"] = "-O3";                                    // torch iterates a string by character
   EXPECT_FALSE(FactsKeyText(other, env, {}, &why));
   EXPECT_FALSE(FactsKeyText({{"cpp_sources", "x"}, {"with_cuda", 1}}, env, {}, &why));
+}
+
+// torch's -L flags follow which of CUDA_HOME/lib64 and lib exist: the same CUDA_HOME with
+// another layout must not reuse a template (review of session 15).
+TEST(BuildFactsTest, KeyCoversTheCudaLibraryLayout) {
+  std::string why, err, home = util::MakeTempDir(::testing::TempDir(), "cuda-home-", &err);
+  ASSERT_FALSE(home.empty()) << err;
+  std::map<std::string, std::string> env{{"TORCH_CUDA_ARCH_LIST", "9.0"}, {"CUDA_HOME", home}};
+  nlohmann::json call = {{"cpp_sources", "x"}, {"cuda_sources", "y"}};
+  auto without = FactsKeyText(call, env, {{"torch", "2.11"}}, &why);
+  ASSERT_TRUE(without) << why;
+  ASSERT_TRUE(util::MakeDirs(home + "/lib64", &err)) << err;
+  auto with = FactsKeyText(call, env, {{"torch", "2.11"}}, &why);
+  ASSERT_TRUE(with) << why;
+  EXPECT_NE(*with, *without);
+  util::RemoveAll(home);
 }
 
 TEST(BuildFactsTest, AskedOnceCachedAndATornFileIsAskedAgain) {

@@ -1,5 +1,7 @@
-// The build batch against a stand-in worker whose "build" writes <name>.so, fails, or hangs
-// depending on the call's sources.
+// The build batch against a stand-in worker whose "build" writes <name>.so, fails, or times
+// out depending on the call's sources: the scripted worker (worker/call_set.h, no process)
+// for the batch's logic; a real Python child where the test is about processes — compilers
+// in process groups of their own, memory, kills mid-write, several farm processes.
 #include "compile/builder.h"
 
 #include <gtest/gtest.h>
@@ -15,10 +17,13 @@
 
 #include "compile/build_procs.h"
 #include "fake_worker.h"
+#include "pid_wait.h"
+#include "scripted_worker.h"
 #include "util/key_lock.h"
 
 namespace kz::compile {
 namespace {
+// The real child (tests about processes): notes its pid and those of its "compilers".
 const char* kFakeBuild = R"(
 import signal, subprocess, sys, time
 call = req['call']
@@ -33,8 +38,6 @@ with open(os.path.join(req['build_dir'], 'builds.log'), 'a') as f:
 def fail(message):
     send({'type': 'result', 'ok': False, 'error': {'kind': 'compile_error', 'message': message}})
     sys.exit(0)
-if src == 'hang':
-    time.sleep(60)
 if src == 'orphan_hang':  # a compiler in a process group of its own, as ninja starts them
     note_pid(subprocess.Popen(['sleep', '300'], start_new_session=True).pid)
     time.sleep(60)
@@ -45,17 +48,6 @@ if src == 'orphan_oom':  # a compiler in its own group that allocates until it i
     note_pid(hog.pid)
     hog.wait()
     fail('Error building extension: c++: fatal error: Killed signal terminated program cc1plus')
-if src.startswith('broken'):
-    fail('/b/cuda.cu(5): error: identifier "y" is undefined')
-if src == 'nospace':
-    fail("Error building extension 'x': [1/2] c++ -MMD -c main.cpp -o main.o\nFAILED: main.o\n"
-         "c++ -MMD -c main.cpp -o main.o\n/b/main.cpp:9: fatal error: error writing to /tmp/cc.s: No space left on device\n")
-if src == 'oom_killed':
-    fail("Error building extension 'x': [1/2] c++ -MMD -c main.cpp -o main.o\n"
-         "c++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n")
-if src == 'silent':
-    fail("Error building extension 'x': [1/3] c++ -MMD -c main.cpp -o main.o\nFAILED: cuda.cuda.o \n"
-         "/usr/local/cuda/bin/nvcc -c cuda.cu -o cuda.cuda.o\nninja: build stopped: subcommand failed.\n")
 lib = os.path.join(req['build_dir'], call['name'] + '.so')
 with open(lib, 'w') as f:
     if src == 'slow':  # a library written over ~0.3 s, for kills mid-write
@@ -68,17 +60,37 @@ with open(lib, 'w') as f:
         f.write('library of ' + src)
 send({'type': 'result', 'ok': True, 'library': lib, 'seconds': 0.1})
 )";
-nlohmann::json Call(const std::string& name, const std::string& src) {
-  return {{"name", name}, {"cuda_sources", {src}}, {"digest", "d-" + name + src}};
+// The scripted child (tests of the batch's logic): what a build of these sources answers.
+testing_support::Script ScriptedBuild(const worker::WorkerCall& wc) {
+  using testing_support::Script;
+  const nlohmann::json& call = wc.request["call"];
+  std::string src = call["cuda_sources"][0], dir = wc.request["build_dir"], err;
+  util::WriteFileAtomic(dir + "/builds.log", call.value("name", "") + "\n", &err);
+  auto fail = [](const std::string& message) {
+    return Script().Result({{"ok", false}, {"error", {{"kind", "compile_error"}, {"message", message}}}});
+  };
+  if (src == "hang") return Script().End(util::ProcessEnd::kTimedOut);  // the process layer's timeout
+  if (src.rfind("broken", 0) == 0) return fail("/b/cuda.cu(5): error: identifier \"y\" is undefined");
+  if (src == "nospace")
+    return fail(
+        "Error building extension 'x': [1/2] c++ -MMD -c main.cpp -o main.o\nFAILED: main.o\n"
+        "c++ -MMD -c main.cpp -o main.o\n/b/main.cpp:9: fatal error: error writing to /tmp/cc.s: No space left on "
+        "device\n");
+  if (src == "oom_killed")
+    return fail(
+        "Error building extension 'x': [1/2] c++ -MMD -c main.cpp -o main.o\n"
+        "c++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n");
+  if (src == "silent")
+    return fail(
+        "Error building extension 'x': [1/3] c++ -MMD -c main.cpp -o main.o\nFAILED: cuda.cuda.o \n"
+        "/usr/local/cuda/bin/nvcc -c cuda.cu -o cuda.cuda.o\nninja: build stopped: subcommand failed.\n");
+  std::string lib = dir + "/" + call.value("name", "") + ".so";
+  util::WriteFileAtomic(lib, "library of " + src, &err);
+  return Script().Result({{"ok", true}, {"library", lib}, {"seconds", 0.1}});
 }
 
-// A pid the test noted is gone: no such process, or a zombie nobody reaped yet.
-bool Gone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  if (text.empty()) return true;
-  auto rp = text.rfind(')');
-  return rp != std::string::npos && rp + 2 < text.size() && (text[rp + 2] == 'Z' || text[rp + 2] == 'X');
+nlohmann::json Call(const std::string& name, const std::string& src) {
+  return {{"name", name}, {"cuda_sources", {src}}, {"digest", "d-" + name + src}};
 }
 
 std::vector<pid_t> NotedPids(const std::string& root) {
@@ -89,14 +101,9 @@ std::vector<pid_t> NotedPids(const std::string& root) {
 }
 
 bool AllGone(const std::vector<pid_t>& pids, double within_s) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(within_s);
-  for (;;) {
-    bool all = true;
-    for (pid_t p : pids) all = all && Gone(p);
-    if (all) return true;
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  bool all = true;
+  for (pid_t p : pids) all = testing_support::ProcessEnds(p, static_cast<int>(within_s * 1000)) && all;
+  return all;
 }
 
 class BuilderTest : public testing::Test {
@@ -105,6 +112,7 @@ class BuilderTest : public testing::Test {
     std::string err;
     root_ = util::MakeTempDir(testing::TempDir(), "builder-", &err);
     worker_ = testing_support::FakeWorker(kFakeBuild);
+    scripted_ = std::make_shared<testing_support::ScriptedLauncher>(ScriptedBuild);
     options_.jobs = 4;
     options_.timeout_s = 2;
     options_.env = {"2.11.0", "13.0", "3.12", "9.0"};
@@ -113,8 +121,16 @@ class BuilderTest : public testing::Test {
     for (pid_t p : NotedPids(root_)) ::kill(p, SIGKILL);  // nothing may outlive a test
     util::RemoveAll(root_);
   }
+  // A batch of the scripted worker.
+  std::vector<BuildResult> Build(const std::vector<nlohmann::json>& calls, const ExtensionCache& cache,
+                                 const BuildProgress& progress = nullptr) {
+    return BuildExtensions(calls, cache, testing_support::ScriptedWorkerConfig(), options_, progress, scripted_);
+  }
+  size_t ScriptedBuilds() const { return scripted_->Calls().size(); }
+
   std::string root_;
-  worker::WorkerConfig worker_;
+  worker::WorkerConfig worker_;  // the real child
+  std::shared_ptr<testing_support::ScriptedLauncher> scripted_;
   BuilderOptions options_;
 };
 }  // namespace
@@ -123,8 +139,7 @@ TEST_F(BuilderTest, BuildsCachesAndDeduplicates) {
   ExtensionCache cache(root_);
   std::vector<nlohmann::json> calls = {Call("a", "x"), Call("b", "y"), Call("a", "x")};
   size_t reported = 0;
-  auto r = BuildExtensions(calls, cache, worker_, options_,
-                           [&](const BuildResult&, size_t, size_t) { ++reported; });
+  auto r = Build(calls, cache, [&](const BuildResult&, size_t, size_t) { ++reported; });
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(reported, 3u);
   for (const auto& b : r) EXPECT_TRUE(b.ok) << b.diagnostics;
@@ -133,17 +148,19 @@ TEST_F(BuilderTest, BuildsCachesAndDeduplicates) {
   std::string content, err;
   ASSERT_TRUE(util::ReadFile(r[1].library, &content, &err));
   EXPECT_EQ(content, "library of y");
-  auto again = BuildExtensions(calls, cache, worker_, options_);
+  EXPECT_EQ(ScriptedBuilds(), 2u) << "one build per key";
+  auto again = Build(calls, cache);
   for (const auto& b : again) EXPECT_TRUE(b.cache_hit && b.ok);
+  EXPECT_EQ(ScriptedBuilds(), 2u) << "cache hits start no build";
 }
 
 TEST_F(BuilderTest, CompileErrorsAreTrimmedAndCached) {
   ExtensionCache cache(root_);
-  auto r = BuildExtensions({Call("bad", "broken")}, cache, worker_, options_);
+  auto r = Build({Call("bad", "broken")}, cache);
   ASSERT_FALSE(r[0].ok);
   EXPECT_EQ(r[0].error_kind, "compile_error");
   EXPECT_NE(r[0].diagnostics.find("identifier \"y\" is undefined"), std::string::npos);
-  auto again = BuildExtensions({Call("bad", "broken")}, cache, worker_, options_);
+  auto again = Build({Call("bad", "broken")}, cache);
   EXPECT_TRUE(again[0].cache_hit);
   EXPECT_FALSE(again[0].ok);
   EXPECT_EQ(again[0].diagnostics, r[0].diagnostics);
@@ -151,16 +168,17 @@ TEST_F(BuilderTest, CompileErrorsAreTrimmedAndCached) {
 
 TEST_F(BuilderTest, HangingBuildTimesOutAndOthersStillBuild) {
   ExtensionCache cache(root_);
-  auto r = BuildExtensions({Call("slow", "hang"), Call("fine", "z")}, cache, worker_, options_);
+  auto r = Build({Call("slow", "hang"), Call("fine", "z")}, cache);
   EXPECT_FALSE(r[0].ok);
   EXPECT_EQ(r[0].error_kind, "timeout");
+  EXPECT_EQ(scripted_->Calls().at(0).call.wall_limit_s, options_.timeout_s) << "the build's limit is the option";
   EXPECT_TRUE(r[1].ok);
   EXPECT_FALSE(cache.Lookup(r[0].key, "slow")) << "a timed-out build is not cached";
 }
 
 TEST_F(BuilderTest, UnwritableCacheIsReportedPerCall) {
   ExtensionCache cache("/proc/kz-no-cache");
-  auto r = BuildExtensions({Call("a", "x")}, cache, worker_, options_);
+  auto r = Build({Call("a", "x")}, cache);
   EXPECT_FALSE(r[0].ok);
   EXPECT_EQ(r[0].error_kind, "cache");
 }
@@ -171,7 +189,7 @@ TEST_F(BuilderTest, DiagnosticsAreMappedToEachCallersOwnCandidate) {
   auto a = Call("bad", "broken\nx\ny"), b = Call("bad", "broken\nx\ny");
   a["candidate_file"] = "a.py", a["source_lines"] = {{"cuda_sources", {10}}};
   b["candidate_file"] = "b.py", b["source_lines"] = {{"cuda_sources", {20}}};
-  auto r = BuildExtensions({a, b}, cache, worker_, options_);
+  auto r = Build({a, b}, cache);
   ASSERT_EQ(r[0].key, r[1].key);
   // cuda.cu line 5 = line 2 of cuda_sources[0] (load_inline prepends three #include lines).
   EXPECT_EQ(r[0].diagnostics.rfind("a.py:11 (cuda_sources line 2): error: identifier \"y\" is undefined\n", 0), 0u)
@@ -182,7 +200,7 @@ TEST_F(BuilderTest, DiagnosticsAreMappedToEachCallersOwnCandidate) {
   auto entry = cache.Lookup(r[0].key, "bad");
   ASSERT_TRUE(entry && !entry->ok);
   EXPECT_EQ(entry->diagnostics.find("a.py"), std::string::npos) << "the cache holds the unmapped output";
-  auto again = BuildExtensions({b}, cache, worker_, options_);
+  auto again = Build({b}, cache);
   EXPECT_TRUE(again[0].cache_hit);
   EXPECT_EQ(again[0].diagnostics, r[1].diagnostics) << "a cached failure is mapped for its caller";
 }
@@ -212,8 +230,7 @@ TEST_F(BuilderTest, MemoryOfCompilersInTheirOwnGroupsCountsAgainstTheLimit) {
 
 TEST_F(BuilderTest, FailuresOfTheMachineNotTheSourcesAreNotCached) {
   ExtensionCache cache(root_);
-  auto r = BuildExtensions({Call("a", "nospace"), Call("b", "oom_killed"), Call("c", "silent")}, cache,
-                           worker_, options_);
+  auto r = Build({Call("a", "nospace"), Call("b", "oom_killed"), Call("c", "silent")}, cache);
   EXPECT_EQ(r[0].error_kind, "cache");
   EXPECT_NE(r[0].diagnostics.find("no space left on device"), std::string::npos) << r[0].diagnostics;
   EXPECT_EQ(r[1].error_kind, "memory_limit");
@@ -228,7 +245,7 @@ TEST_F(BuilderTest, FailuresOfTheMachineNotTheSourcesAreNotCached) {
 
 TEST_F(BuilderTest, CachedCompileErrorIsItsMetaAlone) {
   ExtensionCache cache(root_);
-  auto r = BuildExtensions({Call("bad", "broken")}, cache, worker_, options_);
+  auto r = Build({Call("bad", "broken")}, cache);
   ASSERT_EQ(r[0].error_kind, "compile_error");
   std::string dir = root_ + "/v1/" + r[0].key.substr(0, 2) + "/" + r[0].key;
   EXPECT_TRUE(util::PathExists(dir + "/meta.json"));
@@ -351,13 +368,13 @@ TEST_F(BuilderTest, AKeyWhoseBuilderFailedWithoutAnEntryIsBuiltByTheWaiter) {
     held.reset();
   });
   auto t0 = std::chrono::steady_clock::now();
-  auto r = BuildExtensions({Call("k", "fine")}, cache, worker_, options_);
+  auto r = Build({Call("k", "fine")}, cache);
   double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   releaser.join();
   EXPECT_TRUE(r[0].ok) << r[0].diagnostics;
   EXPECT_FALSE(r[0].cache_hit);
   EXPECT_GE(waited, 0.35) << "it waited for the lock, then built";
-  EXPECT_EQ(NotedPids(root_).size(), 1u);
+  EXPECT_EQ(ScriptedBuilds(), 1u);
 }
 
 TEST_F(BuilderTest, ASuccessfulBuildReplacesACachedFailureOnPublish) {

@@ -74,6 +74,19 @@ TEST(SourceRewriteTest, ErrorsNoHeaderCanCure) {
   EXPECT_FALSE(HeaderIndependentErrors("FAILED: cuda.cuda.o\n"));  // no nvcc error at all
 }
 
+// Hostile lines (review of session 15): a megabyte-long line must not reach std::regex, whose
+// matcher recurses per repeated character (a stack overflow took the build thread down).
+TEST(SourceRewriteTest, MegabyteLinesAreNotMatched) {
+  std::string long_include = "#include <" + std::string(1 << 20, 'a') + ">\n#include <cuda.h>\n";
+  EXPECT_EQ(IncludedHeaders(long_include), (std::vector<std::string>{"cuda.h"}));
+  std::string spaced = "#include <torch/types.h>" + std::string(1 << 20, ' ') + "\n";
+  EXPECT_TRUE(HasTorchInclude(spaced));  // trailing blanks are cut before matching
+  EXPECT_EQ(ReplaceTorchIncludes(spaced, kLiteName), "#include \"kz_torch_lite.h\"\n");
+  std::string padded = "#include <torch/types.h> //" + std::string(1 << 20, 'x') + "\n";
+  EXPECT_FALSE(HasTorchInclude(padded));
+  EXPECT_FALSE(HeaderIndependentErrors("/b/cuda.cu(5): error: expected a \"" + std::string(1 << 20, 'y') + "\"\n"));
+}
+
 TEST(InlineLayoutTest, SourcesAsLoadInlineWritesThem) {
   std::string why;
   auto s =

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "queue/redis_server.h"
 #include "queue/verdict_reader.h"
 
@@ -51,6 +53,13 @@ class JobQueueTest : public ::testing::Test {
     EXPECT_TRUE(err.empty()) << err;
     return got;
   }
+  std::string Str(const std::vector<std::string>& cmd) {
+    RedisClient c(RedisClient::Options{{"127.0.0.1", server_.port(), 0}});
+    RedisReply r;
+    std::string err;
+    EXPECT_TRUE(c.Call(cmd, &r, &err)) << err;
+    return r.AsString();
+  }
   int64_t Int(const std::vector<std::string>& cmd) {
     RedisClient c(RedisClient::Options{{"127.0.0.1", server_.port(), 0}});
     RedisReply r;
@@ -80,11 +89,12 @@ TEST_F(JobQueueTest, EnqueueClaimCompleteDeliversTheVerdictOnce) {
   EXPECT_TRUE(c.malformed.empty());
   EXPECT_GT(c.enqueued_ms, 0);
   std::string err;
-  ASSERT_EQ(q_->Complete(c, {"j1", "done", R"({"status":"correct"})", "w1"}, &err), CompleteResult::kPublished) << err;
+  ASSERT_EQ(q_->Complete(c, {"j1", VerdictState::kDone, R"({"status":"correct"})", "w1"}, &err), CompleteResult::kPublished) << err;
   EXPECT_EQ(Int({"XLEN", "t:jobs"}), 0);  // acked and deleted
+  EXPECT_EQ(Str({"HGET", "t:job:j1", "state"}), "done") << "the wire spelling of the state";
   auto got = Drain(*q_);
   ASSERT_EQ(got["j1"].size(), 1u);
-  EXPECT_EQ(got["j1"][0].state, "done");
+  EXPECT_EQ(got["j1"][0].state, VerdictState::kDone);
   EXPECT_EQ(got["j1"][0].verdict_json, R"({"status":"correct"})");
   EXPECT_EQ(got["j1"][0].worker, "w1");
   EXPECT_EQ(Int({"XLEN", "t:verdicts"}), 0);
@@ -98,7 +108,7 @@ TEST_F(JobQueueTest, EnqueueIsIdempotentPerJobId) {
   ASSERT_EQ(q_->Enqueue(MakeJob("j1"), &again, &err), EnqueueResult::kDuplicate) << err;
   EXPECT_EQ(first, again);
   ClaimedJob c = MustClaim(*q_, "w1");
-  ASSERT_EQ(q_->Complete(c, {"j1", "done", "{}", "w1"}, &err), CompleteResult::kPublished) << err;
+  ASSERT_EQ(q_->Complete(c, {"j1", VerdictState::kDone, "{}", "w1"}, &err), CompleteResult::kPublished) << err;
   ASSERT_EQ(q_->Enqueue(MakeJob("j1"), &again, &err), EnqueueResult::kDuplicate) << "finished: still known";
   EXPECT_FALSE(q_->Claim("w2", 50ms, &err));
   EXPECT_EQ(Drain(*q_)["j1"].size(), 1u);
@@ -147,8 +157,8 @@ TEST_F(JobQueueTest, SecondVerdictOfAJobIsDropped) {
   std::string err;
   auto fast = w2->Reclaim("w2", &err);
   ASSERT_TRUE(fast) << err;
-  EXPECT_EQ(w2->Complete(*fast, {"j1", "done", R"({"by":"w2"})", "w2"}, &err), CompleteResult::kPublished) << err;
-  EXPECT_EQ(q_->Complete(slow, {"j1", "done", R"({"by":"w1"})", "w1"}, &err), CompleteResult::kDuplicate) << err;
+  EXPECT_EQ(w2->Complete(*fast, {"j1", VerdictState::kDone, R"({"by":"w2"})", "w2"}, &err), CompleteResult::kPublished) << err;
+  EXPECT_EQ(q_->Complete(slow, {"j1", VerdictState::kDone, R"({"by":"w1"})", "w1"}, &err), CompleteResult::kDuplicate) << err;
   auto got = Drain(*q_);
   ASSERT_EQ(got["j1"].size(), 1u);
   EXPECT_EQ(got["j1"][0].worker, "w2");
@@ -159,7 +169,7 @@ TEST_F(JobQueueTest, ReaderDropsAVerdictOfAJobAlreadyDelivered) {
   Enqueue("j1");
   ClaimedJob c = MustClaim(*q_, "w1");
   std::string err;
-  ASSERT_EQ(q_->Complete(c, {"j1", "done", "{}", "w1"}, &err), CompleteResult::kPublished) << err;
+  ASSERT_EQ(q_->Complete(c, {"j1", VerdictState::kDone, "{}", "w1"}, &err), CompleteResult::kPublished) << err;
   ASSERT_EQ(Drain(*q_)["j1"].size(), 1u);
   // A stray second verdict (e.g. written by hand) reaches the stream anyway.
   Int({"XADD", "t:verdicts", "*", "id", "j1", "state", "done", "verdict", "{}", "worker", "rogue"});
@@ -167,11 +177,33 @@ TEST_F(JobQueueTest, ReaderDropsAVerdictOfAJobAlreadyDelivered) {
   EXPECT_EQ(Int({"XPENDING", "t:verdicts", "front", "-", "+", "10"}), 0) << "acked anyway";
 }
 
+TEST(VerdictStateNames, RoundTripAndRefuseAnyOtherSpelling) {
+  EXPECT_EQ(ToString(VerdictState::kDone), "done");  // the wire format: never changes
+  EXPECT_EQ(ToString(VerdictState::kFailed), "failed");
+  for (VerdictState s : {VerdictState::kDone, VerdictState::kFailed}) EXPECT_EQ(ParseVerdictState(ToString(s)), s);
+  for (const char* bad : {"", "Done", "done ", "queued", "cancelled", "0", "1"})
+    EXPECT_FALSE(ParseVerdictState(bad)) << bad;
+  EXPECT_EQ(nlohmann::json(VerdictState::kFailed), "failed") << "in JSON, the spelling, not the number";
+}
+
+TEST_F(JobQueueTest, AVerdictOfUnknownStateFailsItsJobWithTheReason) {
+  Enqueue("j1");
+  MustClaim(*q_, "w1");
+  Int({"XADD", "t:verdicts", "*", "id", "j1", "state", "paused", "verdict", R"({"status":"correct"})", "worker", "rogue"});
+  auto got = Drain(*q_);
+  ASSERT_EQ(got["j1"].size(), 1u);
+  EXPECT_EQ(got["j1"][0].state, VerdictState::kFailed);
+  EXPECT_NE(got["j1"][0].verdict_json.find("unknown state 'paused'"), std::string::npos) << got["j1"][0].verdict_json;
+  EXPECT_EQ(nlohmann::json::parse(got["j1"][0].verdict_json).size(), 1u) << "only the error, not the claimed verdict";
+  EXPECT_EQ(got["j1"][0].worker, "rogue");
+  EXPECT_EQ(Int({"XPENDING", "t:verdicts", "front", "-", "+", "10"}), 0) << "acked";
+}
+
 TEST_F(JobQueueTest, RefusedVerdictStaysPendingForTheNextFront) {
   Enqueue("j1");
   ClaimedJob c = MustClaim(*q_, "w1");
   std::string err;
-  ASSERT_EQ(q_->Complete(c, {"j1", "failed", R"({"error":"x"})", "w1"}, &err), CompleteResult::kPublished) << err;
+  ASSERT_EQ(q_->Complete(c, {"j1", VerdictState::kFailed, R"({"error":"x"})", "w1"}, &err), CompleteResult::kPublished) << err;
   int calls = 0;
   EXPECT_EQ(q_->ReadVerdicts("f", [&](const Verdict&) { return ++calls, false; }, 100ms, &err), 0) << err;
   EXPECT_EQ(calls, 1);
@@ -179,14 +211,14 @@ TEST_F(JobQueueTest, RefusedVerdictStaysPendingForTheNextFront) {
   auto same_name = Open();
   auto got = Drain(*same_name, "f");
   ASSERT_EQ(got["j1"].size(), 1u);
-  EXPECT_EQ(got["j1"][0].state, "failed");
+  EXPECT_EQ(got["j1"][0].state, VerdictState::kFailed);
 }
 
 TEST_F(JobQueueTest, ADeadFrontsPendingVerdictGoesToAnotherFrontAfterTheTimeout) {
   Enqueue("j1");
   ClaimedJob c = MustClaim(*q_, "w1");
   std::string err;
-  ASSERT_EQ(q_->Complete(c, {"j1", "done", "{}", "w1"}, &err), CompleteResult::kPublished) << err;
+  ASSERT_EQ(q_->Complete(c, {"j1", VerdictState::kDone, "{}", "w1"}, &err), CompleteResult::kPublished) << err;
   EXPECT_EQ(q_->ReadVerdicts("old", [](const Verdict&) { return false; }, 100ms, &err), 0) << err;
   std::this_thread::sleep_for(400ms);
   auto other = Open();
@@ -202,7 +234,7 @@ TEST_F(JobQueueTest, ARestartedWorkerGetsItsOwnPendingJobFirst) {
   EXPECT_EQ(again.entry, c.entry);
   EXPECT_TRUE(again.reclaimed);
   std::string err;
-  ASSERT_EQ(restarted->Complete(again, {"j1", "done", "{}", "w1"}, &err), CompleteResult::kPublished) << err;
+  ASSERT_EQ(restarted->Complete(again, {"j1", VerdictState::kDone, "{}", "w1"}, &err), CompleteResult::kPublished) << err;
   EXPECT_EQ(MustClaim(*restarted, "w1").job.id, "j2");
 }
 
@@ -211,7 +243,7 @@ TEST_F(JobQueueTest, AMalformedEntryIsFlagged) {
   ClaimedJob c = MustClaim(*q_, "w1");
   EXPECT_NE(c.malformed.find("lacks field(s): id, task, candidate"), std::string::npos) << c.malformed;
   std::string err;
-  EXPECT_EQ(q_->Complete(c, {"", "failed", "{}", "w1"}, &err), CompleteResult::kDuplicate) << "no id: dropped";
+  EXPECT_EQ(q_->Complete(c, {"", VerdictState::kFailed, "{}", "w1"}, &err), CompleteResult::kDuplicate) << "no id: dropped";
   EXPECT_EQ(Int({"XLEN", "t:jobs"}), 0);
 }
 
@@ -237,13 +269,13 @@ TEST_F(JobQueueTest, SurvivesARedisRestart) {
   ASSERT_TRUE(server_.Start(&err)) << err;
   CompleteResult r = CompleteResult::kError;
   for (int i = 0; i < 100 && r == CompleteResult::kError; ++i) {
-    r = q_->Complete(c1, {"j1", "done", "{}", "w1"}, &err);
+    r = q_->Complete(c1, {"j1", VerdictState::kDone, "{}", "w1"}, &err);
     if (r == CompleteResult::kError) std::this_thread::sleep_for(50ms);
   }
   ASSERT_EQ(r, CompleteResult::kPublished) << err;
   ClaimedJob c2 = MustClaim(*q_, "w1");  // enqueued before the crash: kept by the AOF
   EXPECT_EQ(c2.job.id, "j2");
-  ASSERT_EQ(q_->Complete(c2, {"j2", "done", "{}", "w1"}, &err), CompleteResult::kPublished) << err;
+  ASSERT_EQ(q_->Complete(c2, {"j2", VerdictState::kDone, "{}", "w1"}, &err), CompleteResult::kPublished) << err;
   auto got = Drain(*q_);
   EXPECT_EQ(got.size(), 2u);
   EXPECT_EQ(got["j1"].size(), 1u);
@@ -277,7 +309,7 @@ TEST_F(JobQueueTest, VerdictReaderThreadDeliversUntilStopped) {
   for (const char* id : {"j1", "j2"}) {
     Enqueue(id);
     ClaimedJob c = MustClaim(*q_, "w1");
-    ASSERT_EQ(q_->Complete(c, {id, "done", "{}", "w1"}, &err), CompleteResult::kPublished) << err;
+    ASSERT_EQ(q_->Complete(c, {id, VerdictState::kDone, "{}", "w1"}, &err), CompleteResult::kPublished) << err;
   }
   std::unique_lock lock(mu);
   EXPECT_TRUE(cv.wait_for(lock, 5s, [&] { return got.size() == 2; }));

@@ -53,10 +53,10 @@ TEST_F(QueueWorkerTest, BadOptionsAndBackendFailTheJob) {
   ASSERT_EQ(q_->Enqueue({"backend", "t", "c", "opencl", "{}"}, &entry, &err), EnqueueResult::kEnqueued);
   auto got = RunWorker(2);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got["opts"].state, "failed");
+  EXPECT_EQ(got["opts"].state, VerdictState::kFailed);
   EXPECT_NE(got["opts"].verdict_json.find("unknown option 'nope'"), std::string::npos)
       << got["opts"].verdict_json;
-  EXPECT_EQ(got["backend"].state, "failed");
+  EXPECT_EQ(got["backend"].state, VerdictState::kFailed);
   EXPECT_NE(got["backend"].verdict_json.find("unknown backend"), std::string::npos);
   EXPECT_EQ(got["backend"].worker, "w1");
   EXPECT_TRUE(std::filesystem::is_empty(server_.dir() + "/work")) << "job directories removed";
@@ -71,7 +71,7 @@ TEST_F(QueueWorkerTest, AJobDeliveredTooOftenIsGivenUp) {
   std::this_thread::sleep_for(400ms);
   auto got = RunWorker(1, /*max_deliveries=*/2);  // its reclaim is the 3rd
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got["poison"].state, "failed");
+  EXPECT_EQ(got["poison"].state, VerdictState::kFailed);
   EXPECT_NE(got["poison"].verdict_json.find("given up after 3 deliveries"), std::string::npos)
       << got["poison"].verdict_json;
 }

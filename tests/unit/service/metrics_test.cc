@@ -69,6 +69,28 @@ TEST(MetricsTest, VerdictStagesQueueWaitAndCacheCounts) {
   EXPECT_NE(t.find("kz_uptime_seconds "), std::string::npos) << t;
 }
 
+TEST(MetricsTest, ChildStagesAndTheGpuFloor) {
+  Metrics m;
+  json timed = {{"status", "correct"},
+                {"child", {{"wall_s", 130.0}}},
+                {"profile", {{"stages", {{"load", {{"seconds", 0.2}}}, {"timing", {{"seconds", 0.1}}}}}}},
+                {"stages",
+                 {{"correctness", {{"trials", json::array({{}, {}})}}},
+                  {"timing",
+                   {{"status", "ok"},
+                    {"reference", {{"median_us", 250000.0}, {"calls", 30}}},
+                    {"candidate", {{"median_us", 250000.0}, {"calls", 18}}}}}}}};
+  m.ObserveVerdict(timed, std::nullopt);  // floor 2 x 0.5 s + 48 x 0.25 s = 13 s; wall / floor = 10
+  m.ObserveVerdict({{"status", "incorrect"}, {"child", {{"wall_s", 1.0}}}, {"profile", "garbage"}}, std::nullopt);
+  std::string t = m.Render(MetricsSnapshot{});
+  EXPECT_TRUE(Has(t, "kz_child_stage_seconds_sum{stage=\"load\"} 0.2")) << t;
+  EXPECT_TRUE(Has(t, "kz_child_stage_seconds_count{stage=\"correctness\"} 0")) << t;
+  EXPECT_TRUE(Has(t, "kz_gpu_floor_seconds_sum 13")) << t;
+  EXPECT_TRUE(Has(t, "kz_gpu_floor_seconds_count 1")) << t;
+  EXPECT_TRUE(Has(t, "kz_run_over_gpu_floor_bucket{le=\"5\"} 0")) << t;
+  EXPECT_TRUE(Has(t, "kz_run_over_gpu_floor_bucket{le=\"10\"} 1")) << t;
+}
+
 TEST(MetricsTest, RunningJobCountsAsBusySoFar) {
   Metrics m;
   m.AddBusy(1);

@@ -1,6 +1,7 @@
 // Scheduler::SubmitBatch under concurrency (group commit): submitters racing with the same
 // content get one job between them, and each batch is still accepted whole or refused
-// whole when the queue fills. A real SQLite store; jobs are accepted, never run (--no-run).
+// whole when the queue fills. A real SQLite store; jobs are accepted, never run (--no-run):
+// the scripted worker fails the test if a call is started.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "fake_worker.h"
+#include "scripted_worker.h"
 #include "service/scheduler.h"
 #include "store/job_store.h"
 #include "util/fs.h"
@@ -31,7 +32,11 @@ class SchedulerSubmitTest : public ::testing::Test {
   void TearDown() override { util::RemoveAll(dir_); }
   Scheduler::Config Config(size_t max_queue) {
     Scheduler::Config c;
-    c.worker = testing_support::FakeWorker("send({'type': 'result'})\n");
+    c.worker = testing_support::ScriptedWorkerConfig();
+    c.launcher = std::make_shared<testing_support::ScriptedLauncher>([](const worker::WorkerCall&) {
+      ADD_FAILURE() << "--no-run: no worker call";
+      return testing_support::Script().Exit(1);
+    });
     c.base.cache_dir = dir_ + "/cache";
     c.work_dir = dir_ + "/work";
     c.run_jobs = false;
@@ -134,7 +139,7 @@ TEST_F(SchedulerSubmitTest, AKeyMatchWithOtherStoredSourcesIsNotADuplicate) {
   forged.candidate_source = "class ModelNew: pass  # returns cached outputs\n";
   forged.submitted_at_ms += 1000;
   ASSERT_TRUE(store_->Insert(forged, &err)) << err;
-  ASSERT_TRUE(store_->Finish(forged.id, store::kDone, R"({"status":"correct"})", &err)) << err;
+  ASSERT_TRUE(store_->Finish(forged.id, store::JobState::kDone, R"({"status":"correct"})", &err)) << err;
   auto again = s.Submit(Sample(1));
   EXPECT_EQ(again.kind, Scheduler::SubmitKind::kQueued) << "deduplicated to " << again.id;
   EXPECT_NE(again.id, forged.id);

@@ -21,7 +21,7 @@ class StoreTest : public testing::Test {
     Job j;
     j.id = id;
     j.key = key;
-    j.state = std::string(kQueued);
+    j.state = JobState::kQueued;
     j.submitted_at_ms = 1700000000000;
     j.backend = "triton";
     j.options_json = "{}";
@@ -42,7 +42,7 @@ TEST_F(StoreTest, InsertThenGetRoundTrips) {
   auto j = s->Get("a1", &err_);
   ASSERT_TRUE(j) << err_;
   EXPECT_EQ(j->key, "k1");
-  EXPECT_EQ(j->state, kQueued);
+  EXPECT_EQ(j->state, JobState::kQueued);
   EXPECT_EQ(j->submitted_at_ms, 1700000000000);
   EXPECT_EQ(j->candidate_source, "class ModelNew: pass\n");
   EXPECT_FALSE(j->verdict_json);
@@ -62,14 +62,14 @@ TEST_F(StoreTest, StateUpdatesAndFinishKeepTheVerdict) {
   auto s = JobStore::Open(path_, &err_);
   ASSERT_TRUE(s) << err_;
   ASSERT_TRUE(s->Insert(MakeJob("a1", "k1"), &err_));
-  ASSERT_TRUE(s->SetState("a1", kRunning, &err_)) << err_;
-  EXPECT_EQ(s->Get("a1", &err_)->state, kRunning);
-  ASSERT_TRUE(s->Finish("a1", kDone, R"({"status":"correct"})", &err_)) << err_;
+  ASSERT_TRUE(s->SetState("a1", JobState::kRunning, &err_)) << err_;
+  EXPECT_EQ(s->Get("a1", &err_)->state, JobState::kRunning);
+  ASSERT_TRUE(s->Finish("a1", JobState::kDone, R"({"status":"correct"})", &err_)) << err_;
   auto j = s->Get("a1", &err_);
-  EXPECT_EQ(j->state, kDone);
+  EXPECT_EQ(j->state, JobState::kDone);
   EXPECT_EQ(j->verdict_json.value_or(""), R"({"status":"correct"})");
-  EXPECT_FALSE(s->SetState("missing", kRunning, &err_));
-  EXPECT_FALSE(s->Finish("missing", kDone, "{}", &err_));
+  EXPECT_FALSE(s->SetState("missing", JobState::kRunning, &err_));
+  EXPECT_FALSE(s->Finish("missing", JobState::kDone, "{}", &err_));
 }
 
 TEST_F(StoreTest, FindByKeyReturnsNewestNonFailedJob) {
@@ -79,7 +79,7 @@ TEST_F(StoreTest, FindByKeyReturnsNewestNonFailedJob) {
   ASSERT_TRUE(s->Insert(MakeJob("a1", "k1"), &err_));
   ASSERT_TRUE(s->Insert(MakeJob("b2", "k2"), &err_));
   EXPECT_EQ(s->FindByKey("k1", &err_)->id, "a1");
-  ASSERT_TRUE(s->Finish("a1", kFailed, R"({"error":"x"})", &err_));
+  ASSERT_TRUE(s->Finish("a1", JobState::kFailed, R"({"error":"x"})", &err_));
   EXPECT_FALSE(s->FindByKey("k1", &err_)) << "a failed job is retried, not reused";
   ASSERT_TRUE(s->Insert(MakeJob("c3", "k1"), &err_));
   EXPECT_EQ(s->FindByKey("k1", &err_)->id, "c3");
@@ -90,8 +90,8 @@ TEST_F(StoreTest, RestartRequeuesQueuedAndRunningInSubmissionOrder) {
     auto s = JobStore::Open(path_, &err_);
     ASSERT_TRUE(s) << err_;
     for (auto id : {"j1", "j2", "j3", "j4"}) ASSERT_TRUE(s->Insert(MakeJob(id, id), &err_));
-    ASSERT_TRUE(s->Finish("j1", kDone, "{}", &err_));
-    ASSERT_TRUE(s->SetState("j2", kRunning, &err_));
+    ASSERT_TRUE(s->Finish("j1", JobState::kDone, "{}", &err_));
+    ASSERT_TRUE(s->SetState("j2", JobState::kRunning, &err_));
   }  // the process "dies" here
   auto s = JobStore::Open(path_, &err_);
   ASSERT_TRUE(s) << err_;
@@ -101,8 +101,8 @@ TEST_F(StoreTest, RestartRequeuesQueuedAndRunningInSubmissionOrder) {
   EXPECT_EQ(pending[0].id, "j2");
   EXPECT_EQ(pending[1].id, "j3");
   EXPECT_EQ(pending[2].id, "j4");
-  EXPECT_EQ(s->Get("j2", &err_)->state, kQueued);
-  EXPECT_EQ(s->Get("j1", &err_)->state, kDone);
+  EXPECT_EQ(s->Get("j2", &err_)->state, JobState::kQueued);
+  EXPECT_EQ(s->Get("j1", &err_)->state, JobState::kDone);
 }
 
 TEST_F(StoreTest, SchemaIsVersionedAndWal) {
@@ -152,12 +152,12 @@ TEST_F(StoreTest, MarkRunningStampsStartOnlyFromQueued) {
   ASSERT_TRUE(s->MarkRunning("a1", &changed, &err_)) << err_;
   EXPECT_TRUE(changed);
   auto j = s->Get("a1", &err_);
-  EXPECT_EQ(j->state, kRunning);
+  EXPECT_EQ(j->state, JobState::kRunning);
   ASSERT_TRUE(j->started_at_ms);
   EXPECT_GT(*j->started_at_ms, 1700000000000);
   ASSERT_TRUE(s->MarkRunning("a1", &changed, &err_));
   EXPECT_FALSE(changed) << "a running job is not started twice";
-  ASSERT_TRUE(s->Finish("a1", kDone, "{}", &err_)) << err_;
+  ASSERT_TRUE(s->Finish("a1", JobState::kDone, "{}", &err_)) << err_;
   EXPECT_TRUE(s->Get("a1", &err_)->finished_at_ms);
 }
 
@@ -167,7 +167,7 @@ TEST_F(StoreTest, CancelQueuedAndRunningButNotFinal) {
   for (auto id : {"q", "r", "d"}) ASSERT_TRUE(s->Insert(MakeJob(id, id), &err_));
   bool changed = false;
   ASSERT_TRUE(s->MarkRunning("r", &changed, &err_));
-  ASSERT_TRUE(s->Finish("d", kDone, R"({"status":"correct"})", &err_));
+  ASSERT_TRUE(s->Finish("d", JobState::kDone, R"({"status":"correct"})", &err_));
   ASSERT_TRUE(s->Cancel("q", R"({"cancelled_while":"queued"})", &changed, &err_)) << err_;
   EXPECT_TRUE(changed);
   ASSERT_TRUE(s->Cancel("r", R"({"cancelled_while":"running"})", &changed, &err_));
@@ -177,15 +177,15 @@ TEST_F(StoreTest, CancelQueuedAndRunningButNotFinal) {
   ASSERT_TRUE(s->Cancel("nope", "{}", &changed, &err_));
   EXPECT_FALSE(changed);
   auto q = s->Get("q", &err_);
-  EXPECT_EQ(q->state, kCancelled);
+  EXPECT_EQ(q->state, JobState::kCancelled);
   EXPECT_TRUE(q->finished_at_ms);
   EXPECT_EQ(q->verdict_json.value_or(""), R"({"cancelled_while":"queued"})");
-  EXPECT_EQ(s->Get("d", &err_)->state, kDone);
+  EXPECT_EQ(s->Get("d", &err_)->state, JobState::kDone);
   // A cancelled job is final: MarkRunning and Finish leave it cancelled.
   ASSERT_TRUE(s->MarkRunning("q", &changed, &err_));
   EXPECT_FALSE(changed);
-  EXPECT_FALSE(s->Finish("r", kDone, "{}", &err_));
-  EXPECT_EQ(s->Get("r", &err_)->state, kCancelled);
+  EXPECT_FALSE(s->Finish("r", JobState::kDone, "{}", &err_));
+  EXPECT_EQ(s->Get("r", &err_)->state, JobState::kCancelled);
   // Not a deduplication target.
   err_.clear();
   EXPECT_FALSE(s->FindByKey("q", &err_));
@@ -193,7 +193,7 @@ TEST_F(StoreTest, CancelQueuedAndRunningButNotFinal) {
   std::vector<std::pair<std::string, int64_t>> counts;
   ASSERT_TRUE(s->CountByState(&counts, &err_)) << err_;
   ASSERT_EQ(counts.size(), 5u);
-  for (const auto& [state, n] : counts) EXPECT_EQ(n, state == kCancelled ? 2 : state == kDone ? 1 : 0) << state;
+  for (const auto& [state, n] : counts) EXPECT_EQ(n, state == "cancelled" ? 2 : state == "done" ? 1 : 0) << state;
 }
 
 TEST_F(StoreTest, CancelledJobsStayCancelledAcrossRestart) {
@@ -212,7 +212,7 @@ TEST_F(StoreTest, CancelledJobsStayCancelledAcrossRestart) {
   ASSERT_TRUE(s->RequeuePending(&pending, &err_)) << err_;
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0].id, "j1");
-  EXPECT_EQ(s->Get("j3", &err_)->state, kCancelled);
+  EXPECT_EQ(s->Get("j3", &err_)->state, JobState::kCancelled);
 }
 
 TEST_F(StoreTest, InsertAllIsAllOrNothing) {
@@ -256,6 +256,38 @@ TEST_F(StoreTest, Version1FileIsMigrated) {
   s = JobStore::Open(path_, &err_);  // a migrated file opens as version 2
   ASSERT_TRUE(s) << err_;
   EXPECT_EQ(s->Get("new", &err_)->priority, 3);
+}
+
+TEST_F(StoreTest, StoredSpellingsAreReadAndAnUnknownStateIsAnError) {
+  {
+    auto s = JobStore::Open(path_, &err_);
+    ASSERT_TRUE(s) << err_;
+    for (auto id : {"a", "b", "c"}) ASSERT_TRUE(s->Insert(MakeJob(id, "k"), &err_)) << err_;
+  }
+  // Rows as another process (an older kz, or a hand edit) left them.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  const char* edit = "UPDATE jobs SET state = 'done' WHERE id = 'a'; UPDATE jobs SET state = 'paused', key = 'kb' WHERE id = 'b';";
+  ASSERT_EQ(sqlite3_exec(db, edit, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto s = JobStore::Open(path_, &err_);
+  ASSERT_TRUE(s) << err_;
+  auto a = s->Get("a", &err_);
+  ASSERT_TRUE(a) << err_;
+  EXPECT_EQ(a->state, JobState::kDone);
+  EXPECT_FALSE(s->Get("b", &err_));
+  EXPECT_EQ(err_, "job b: unknown state 'paused' in the store");
+  err_.clear();
+  EXPECT_FALSE(s->FindByKey("kb", &err_)) << "an error, not a guess";
+  EXPECT_NE(err_.find("unknown state 'paused'"), std::string::npos) << err_;
+  std::vector<std::pair<std::string, int64_t>> counts;
+  err_.clear();
+  EXPECT_FALSE(s->CountByState(&counts, &err_));
+  EXPECT_NE(err_.find("unknown state 'paused'"), std::string::npos) << err_;
+  std::vector<Job> pending;
+  ASSERT_TRUE(s->RequeuePending(&pending, &err_)) << "only queued rows are read: " << err_;
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].id, "c");
 }
 
 TEST_F(StoreTest, OpenFailsWithThePathInTheError) {

@@ -96,7 +96,7 @@ TEST_F(GateHubTest, AHolderThatNeverRanIsNotStoppedAndADroppedTimerContinuesTheO
   EXPECT_EQ(StateSettlingOn(b_, 'S'), 'S');
 }
 
-// Held (what WaitGated keeps off a child's wall limit): a request not granted yet, a grant
+// Held (what WaitRunChild keeps off a child's wall limit): a request not granted yet, a grant
 // not yet taken by the child's thread, a stop for another's timing; Stats for /metrics.
 TEST_F(GateHubTest, HeldCoversWaitingAndStoppedAndStatsCountTheTimings) {
   GateHub hub(0, 1);

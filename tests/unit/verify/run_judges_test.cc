@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "fake_worker.h"
+#include "scripted_worker.h"
 #include "trace_records.h"
-#include "util/fs.h"
+#include "verify/cpu_sample.h"
 #include "verify/timing_stats.h"
 #include "verify/verdict.h"
 #include "verify/verifier.h"
@@ -188,32 +188,25 @@ TEST(RunJudges, UnaskedTraceJudgementIsAWorkerError) {
 // The whole path: a run child asks for the trace judgement on its channel, waits for the
 // answer, then (a cheat) ignores the rejection and claims `correct`.
 TEST(RunJudges, RunChildIsAnsweredAndOverruled) {
-  std::string err, dir = util::MakeTempDir(::testing::TempDir(), "judge-", &err);
-  ASSERT_FALSE(dir.empty()) << err;
+  CpuSample s("judge-");
   json frame = TraceFrame({Window({Marker(5)}, "fresh inputs")});
-  auto worker = testing_support::FakeWorker(
-      "send(json.loads('''" + frame.dump() + "'''))\n"
-      "n = struct.unpack('>I', os.read(fd, 4))[0]\n"
-      "reply = json.loads(os.read(fd, n))\n"
-      "open('" + dir + "/reply', 'w').write(json.dumps(reply))\n"
-      "send({'type': 'event', 'stage': 'trace', 'data': {'status': 'judged'}})\n"
-      "send({'type': 'result', 'status': 'correct', 'reason': 'matched', 'stages': {}, 'error': None})\n");
-  ASSERT_TRUE(util::WriteFileAtomic(dir + "/task.py", "class Model: pass\n", &err));
-  ASSERT_TRUE(util::WriteFileAtomic(dir + "/cand.py", "class ModelNew: pass\n", &err));
-  VerifyOptions o;
-  o.cpu_only = true;
-  o.screen = false;
-  o.cache_dir = dir + "/cache";
-  Verifier v(worker, o, {});
-  auto verdicts = v.VerifyAll({{dir + "/task.py", dir + "/cand.py", "triton", std::nullopt, "x"}});
+  auto launcher = std::make_shared<testing_support::ScriptedLauncher>([&](const worker::WorkerCall&) {
+    return testing_support::Script()
+        .Frame(frame)
+        .AwaitInput()
+        .Frame({{"type", "event"}, {"stage", "trace"}, {"data", {{"status", "judged"}}}})
+        .Result({{"status", "correct"}, {"reason", "matched"}, {"stages", json::object()}, {"error", nullptr}});
+  });
+  Verifier v(testing_support::ScriptedWorkerConfig(), s.options, {}, launcher);
+  auto verdicts = v.VerifyAll({s.Named("x")});
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_EQ(verdicts[0]["status"], "rejected") << verdicts[0].dump();
   EXPECT_EQ(verdicts[0]["reason"].get<std::string>().rfind("trace.no_candidate_kernel: fresh inputs", 0), 0u);
   EXPECT_EQ(verdicts[0]["stages"]["trace"]["status"], "reject");
-  std::string reply;
-  ASSERT_TRUE(util::ReadFile(dir + "/reply", &reply, &err)) << err;
-  EXPECT_EQ(json::parse(reply)["verdict"], "reject");
-  util::RemoveAll(dir);
+  auto calls = launcher->Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(calls[0].received.size(), 1u) << "the child was answered while it waited";
+  EXPECT_EQ(calls[0].received[0]["verdict"], "reject");
 }
 
 }  // namespace

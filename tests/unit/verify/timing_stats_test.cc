@@ -158,13 +158,13 @@ TEST(TimingStats, MalformedFactsAreRefusedWithAReason) {
   refused(missing, "candidate_host_ms");
   json bad = f;
   bad["reference_ms"][3] = nan;
-  refused(bad, "not a finite time");
+  refused(bad, "is not a time in");
   bad = f;
   bad["candidate_ms"][0] = -0.001;
-  refused(bad, "not a finite time");
+  refused(bad, "is not a time in");
   bad = f;
   bad["candidate_ms"][0] = "0.1";
-  refused(bad, "not a finite time");
+  refused(bad, "is not a time in");
   bad = f;
   bad["reference_ms"] = json::array();
   refused(bad, "0 calls");

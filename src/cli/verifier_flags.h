@@ -1,0 +1,23 @@
+// The verifier's flags that kz verify, kz serve and kz worker share (one help text and one
+// check each): run and build limits, the cache, the sandbox, build jobs and the policy.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include "cli/sandbox_flags.h"
+#include "verify/sample.h"
+
+namespace kz::cli {
+
+struct VerifierFlagTexts {
+  const char* sandbox_default;  // "require" (services) or "best-effort" (local tools)
+  const char* policy_help;      // the default policy's wording differs: a default for requests, or the policy
+};
+
+// Adds --timeout, --compile-timeout, --max-host-mem, --cache-dir, the sandbox flags,
+// -j/--jobs and --policy, writing into `o` and `sandbox`.
+void AddVerifierOptions(CLI::App* c, verify::VerifyOptions* o, SandboxFlags* sandbox, const VerifierFlagTexts& texts);
+
+// After parsing: the default cache directory (made absolute) and jobs = cores / 2 when unset.
+void FinishVerifierOptions(verify::VerifyOptions* o);
+
+}  // namespace kz::cli
