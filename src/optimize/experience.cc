@@ -10,15 +10,25 @@
 namespace kz::optimize {
 
 namespace {
+// Version 2 (issue 21) adds each record's embedding: a float32 BLOB labelled with its model
+// and dimension, NULL where none was computed (retrieval by BM25 still finds such a record).
 const char* kSchema = R"(
 CREATE TABLE IF NOT EXISTS experience(id INTEGER PRIMARY KEY, signature TEXT NOT NULL, structure TEXT NOT NULL,
   change TEXT NOT NULL, effect REAL NOT NULL, gpu TEXT NOT NULL, uses INTEGER NOT NULL DEFAULT 0,
-  wins INTEGER NOT NULL DEFAULT 0);
+  wins INTEGER NOT NULL DEFAULT 0, embedding BLOB, embedding_model TEXT, embedding_dim INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS experience_fts USING fts5(signature, content='experience', content_rowid='id');
 CREATE TABLE IF NOT EXISTS experience_keys(key TEXT PRIMARY KEY, record INTEGER NOT NULL);
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 )";
-
+// Version 1 to 2: the three columns, NULL in every existing record; nothing else changes.
+const char* kMigrate1To2 = R"(
+BEGIN IMMEDIATE;
+ALTER TABLE experience ADD COLUMN embedding BLOB;
+ALTER TABLE experience ADD COLUMN embedding_model TEXT;
+ALTER TABLE experience ADD COLUMN embedding_dim INTEGER;
+PRAGMA user_version = 2;
+COMMIT;
+)";
 struct Stmt {
   sqlite3_stmt* s = nullptr;
   ~Stmt() { sqlite3_finalize(s); }
@@ -58,8 +68,15 @@ std::unique_ptr<ExperienceLibrary> ExperienceLibrary::Open(const std::string& pa
     if (!Prepare(db, "PRAGMA user_version", &st, err)) return nullptr;
     if (sqlite3_step(st.s) == SQLITE_ROW) version = sqlite3_column_int(st.s, 0);
   }
-  if (version > 1) {
-    *err = "experience library " + path + ": schema version " + std::to_string(version) + " is newer than this kz (1)";
+  if (version > kExperienceSchema) {
+    *err = "experience library " + path + ": schema version " + std::to_string(version) + " is newer than this kz (" +
+           std::to_string(kExperienceSchema) + ")";
+    return nullptr;
+  }
+  if (version == 1 && !lib->Exec(kMigrate1To2, err)) {
+    std::string ignored;
+    lib->Exec("ROLLBACK", &ignored);
+    *err = path + ": migrating schema 1 to 2: " + *err;
     return nullptr;
   }
   if (!lib->Exec(kSchema, err)) {
@@ -169,6 +186,60 @@ bool ExperienceLibrary::RecordUse(int64_t id, bool won, const std::string& key, 
     return false;
   }
   return Exec("COMMIT", err);
+}
+
+bool ExperienceLibrary::SetEmbedding(int64_t id, const Embedding& e, std::string* err) {
+  Stmt st;
+  if (!Prepare(db_, "UPDATE experience SET embedding = ?, embedding_model = ?, embedding_dim = ? WHERE id = ?", &st, err))
+    return false;
+  std::string blob = EncodeVector(e.vector);
+  sqlite3_bind_blob(st.s, 1, blob.data(), int(blob.size()), SQLITE_TRANSIENT);
+  Bind(st, 2, e.model);
+  sqlite3_bind_int(st.s, 3, int(e.vector.size()));
+  sqlite3_bind_int64(st.s, 4, id);
+  if (sqlite3_step(st.s) != SQLITE_DONE) return *err = std::string("experience library: ") + sqlite3_errmsg(db_), false;
+  return true;
+}
+
+bool ExperienceLibrary::Embedded(const std::string& model, std::vector<std::pair<int64_t, std::vector<float>>>* out,
+                                 std::string* err) {
+  out->clear();
+  Stmt st;
+  if (!Prepare(db_,
+               "SELECT id, embedding, embedding_dim FROM experience WHERE embedding_model = ? AND "
+               "NOT (uses >= ? AND wins < ? * uses) ORDER BY id",
+               &st, err))
+    return false;
+  Bind(st, 1, model);
+  sqlite3_bind_int(st.s, 2, kMinUses);
+  sqlite3_bind_double(st.s, 3, kDemoteRate);
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st.s, 0);
+    const void* blob = sqlite3_column_blob(st.s, 1);
+    auto v = DecodeVector(blob, size_t(sqlite3_column_bytes(st.s, 1)), sqlite3_column_int(st.s, 2), err);
+    if (!v) return *err = "experience library: record " + std::to_string(id) + " (" + model + "): " + *err, false;
+    out->emplace_back(id, std::move(*v));
+  }
+  if (rc != SQLITE_DONE) return *err = std::string("experience library: ") + sqlite3_errmsg(db_), false;
+  return true;
+}
+
+bool ExperienceLibrary::Unembedded(const std::string& model, std::vector<Experience>* out, std::string* err) {
+  out->clear();
+  Stmt st;
+  if (!Prepare(db_,
+               "SELECT id, signature, structure, change, effect, gpu, uses, wins FROM experience WHERE "
+               "(embedding_model IS NULL OR (?1 != '' AND embedding_model != ?1)) AND NOT (uses >= ? AND wins < ? * uses) ORDER BY id",
+               &st, err))
+    return false;
+  Bind(st, 1, model);
+  sqlite3_bind_int(st.s, 2, kMinUses);
+  sqlite3_bind_double(st.s, 3, kDemoteRate);
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) out->push_back(Row(st.s));
+  if (rc != SQLITE_DONE) return *err = std::string("experience library: ") + sqlite3_errmsg(db_), false;
+  return true;
 }
 
 bool ExperienceLibrary::Get(int64_t id, Experience* out, std::string* err) {

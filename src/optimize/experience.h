@@ -6,7 +6,9 @@
 // counted, and a use whose child is kept is a win. Records used at least `kMinUses` times
 // whose win rate is below `kDemoteRate` are demoted (never retrieved again). Writes are keyed
 // (run directory + candidate id), so a resumed or replayed iteration never counts twice.
-// One thread at a time.
+// Schema 2 (issue 21) stores each record's embedding (embedding.h) beside it, labelled with
+// its model and dimension; a schema-1 file is migrated in place on open (columns added, NULL).
+// Retrieval fusing BM25 with embeddings is retrieval.h's. One thread at a time.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "optimize/embedding.h"
 
 struct sqlite3;
 
@@ -30,6 +34,7 @@ struct Experience {
 };
 
 inline constexpr int kMinUses = 3;
+inline constexpr int kExperienceSchema = 2;
 inline constexpr double kDemoteRate = 0.34;
 
 class ExperienceLibrary {
@@ -44,6 +49,14 @@ class ExperienceLibrary {
   // One use of record `id`, a win or not, once per `key`.
   bool RecordUse(int64_t id, bool won, const std::string& key, std::string* err);
   bool Get(int64_t id, Experience* out, std::string* err);
+  // Stores record `id`'s embedding (replacing any).
+  bool SetEmbedding(int64_t id, const Embedding& e, std::string* err);
+  // The vectors of the records embedded by `model`, demoted ones left out; false and *err
+  // naming the record when a stored BLOB does not match its dimension.
+  bool Embedded(const std::string& model, std::vector<std::pair<int64_t, std::vector<float>>>* out, std::string* err);
+  // The records without an embedding by `model` (none, or another model's; `model` "": those
+  // with none), demoted ones left out, by id.
+  bool Unembedded(const std::string& model, std::vector<Experience>* out, std::string* err);
 
  private:
   explicit ExperienceLibrary(sqlite3* db) : db_(db) {}

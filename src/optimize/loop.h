@@ -84,6 +84,7 @@ class SearchLoop {
   std::map<std::string, json> verdicts_;            // verdicts.jsonl, by code hash
   std::map<int, std::optional<Experience>> retrievals_;  // retrievals.jsonl, by iteration
   SeenSources seen_correct_;                        // near duplicates: of correct candidates only
+  std::string ranking_;                             // the library's last ranking (said when it changes)
 };
 
 }  // namespace kz::optimize::detail

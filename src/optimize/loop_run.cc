@@ -34,8 +34,10 @@ Amounts VerifyCost(const json& v) {
 
 std::map<int, std::optional<Experience>> LoadRetrievals(const RunStore& store) {
   std::map<int, std::optional<Experience>> out;
-  for (const auto& [it, e] : store.LoadRetrievals())
+  for (const auto& [it, line] : store.LoadRetrievals()) {
+    const json e = line.value("experience", json(nullptr));
     out.emplace(it, e.is_object() ? std::optional<Experience>(ExperienceFromJson(e)) : std::nullopt);
+  }
   return out;
 }
 

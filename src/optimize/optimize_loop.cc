@@ -39,9 +39,13 @@ bool SearchLoop::Iterate(int it, std::string* err) {
     if (known != retrievals_.end()) {
       exp = known->second;  // a redone iteration: the same answer, so the same prompt
     } else {
-      auto found = io_.retrieve(SignatureOf(task_source_, c_.backend, parent->cell), it);
-      if (!found.empty()) exp = found.front();
-      if (!store_.AppendRetrieval(it, exp ? ExperienceToJson(*exp) : json(nullptr), err)) return false;
+      std::string query = SignatureOf(task_source_, c_.backend, parent->cell);
+      Retrieval found = io_.retrieve(query, it);
+      if (!found.records.empty()) exp = found.records.front();
+      if (found.ranking != ranking_) Say("experience library: " + found.ranking);
+      ranking_ = found.ranking;
+      if (!store_.AppendRetrieval(it, query, exp ? ExperienceToJson(*exp) : json(nullptr), found.ranking, err))
+        return false;
       retrievals_[it] = exp;
     }
     in.has_experience = exp.has_value();

@@ -15,6 +15,7 @@
 #include "generate/endpoint.h"
 #include "optimize/budget_ledger.h"
 #include "optimize/experience.h"
+#include "optimize/retrieval.h"
 #include "optimize/run_store.h"
 #include "verify/sample.h"
 
@@ -65,10 +66,11 @@ struct OptimizeIo {
   std::string prompt_template;  // prompts/optimize.v1.txt's text
   std::function<void(const std::string&)> progress;  // one line per event (stderr in the CLI)
   // The experience library (all three unset: none). retrieve(query, iteration): the best
-  // matching records (a replay answers from the source run's records); learn(record, key): a
+  // matching records and how they were ranked (a replay answers from the source run's
+  // retrievals.jsonl); learn(record, key): a
   // child cleared its parent; use(id, won, key): a record was applied. Keys are unique per
   // run and candidate, so a redone iteration never counts twice.
-  std::function<std::vector<Experience>(const std::string&, int)> retrieve;
+  std::function<Retrieval(const std::string&, int)> retrieve;
   std::function<void(const Experience&, const std::string&)> learn;
   std::function<void(int64_t, bool, const std::string&)> use;
 };

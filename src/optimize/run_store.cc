@@ -199,14 +199,16 @@ std::map<int, json> RunStore::LoadRetrievals() const {
   for (std::string line; std::getline(in, line);) {
     json r = json::parse(line, nullptr, false);
     if (r.is_object() && r.contains("iteration") && r["iteration"].is_number_integer())
-      out.emplace(r["iteration"].get<int>(), r.value("experience", json(nullptr)));
+      out.emplace(r["iteration"].get<int>(), r);
   }
   return out;
 }
 
-bool RunStore::AppendRetrieval(int iteration, const json& experience, std::string* err) const {
+bool RunStore::AppendRetrieval(int iteration, const std::string& query, const json& experience,
+                               const std::string& ranking, std::string* err) const {
   scoring::VerdictLog log;
-  return log.Open(Path("retrievals.jsonl"), err) && log.Append({{"iteration", iteration}, {"experience", experience}}, err);
+  return log.Open(Path("retrievals.jsonl"), err) &&
+         log.Append({{"iteration", iteration}, {"query", query}, {"experience", experience}, {"ranking", ranking}}, err);
 }
 
 bool RunStore::WriteCode(const std::string& id, const std::string& code, std::string* err) const {

@@ -64,10 +64,12 @@ class RunStore {
   // Full verdicts by code hash (the first one wins: a redone iteration reuses it).
   std::map<std::string, nlohmann::json> LoadVerdicts() const;
   bool AppendVerdict(const std::string& code_xxh, const nlohmann::json& verdict, std::string* err) const;
-  // retrievals.jsonl: the experience library's answer per iteration (a record or null),
-  // written before the request so a redone iteration sends the same prompt.
+  // retrievals.jsonl: the experience library's answer per iteration, written before the
+  // request so a redone iteration sends the same prompt: lines {"iteration", "query",
+  // "experience" (a record or null), "ranking" (how it was ranked, retrieval.h)}, by iteration.
   std::map<int, nlohmann::json> LoadRetrievals() const;
-  bool AppendRetrieval(int iteration, const nlohmann::json& experience, std::string* err) const;
+  bool AppendRetrieval(int iteration, const std::string& query, const nlohmann::json& experience,
+                       const std::string& ranking, std::string* err) const;
   bool WriteCode(const std::string& id, const std::string& code, std::string* err) const;
   std::string ReadCode(const std::string& id) const;  // "" when absent
 
