@@ -85,7 +85,9 @@ void RunJudges::ApplyTrace(json& verdict) const {
   std::string status = StatusOf(stage);
   if (stage && status != "skipped") {
     Refuse(verdict, "trace", "the worker reported a trace stage it did not ask the supervisor to judge");
-  } else if (options_.trace_required) {
+  } else if (options_.trace_required && verdict.value("status", "") == "correct") {
+    // Only a correct sample needs the judgement: one that failed before the trace keeps its
+    // failure and its stages as they were (session 17: every failed example read "error").
     json reason = stage ? stage->value("reason", json()) : json();  // a skipped stage is an object
     std::string why = reason.is_string() ? Utf8Prefix(reason.get<std::string>(), 200) : std::string("no trace stage");
     Refuse(verdict, "trace", "the trace was required but never judged (" + why + ")");

@@ -211,10 +211,14 @@ TEST(RunJudgesHostile, RequiredTraceNeverJudgedIsNotCorrect) {
   json none = Verdict("correct", {});
   RunJudges(required).Apply(none);
   EXPECT_EQ(none["status"], "runtime_error");
-  // A sample that failed on its own keeps its failure.
+  // A sample that failed on its own keeps its failure, and its stages as they were.
   json incorrect = Verdict("incorrect", {{"trace", skipped}});
   RunJudges(required).Apply(incorrect);
   EXPECT_EQ(incorrect["status"], "incorrect");
+  EXPECT_EQ(incorrect["stages"]["trace"], skipped);
+  json compile_error = Verdict("compile_error", {});
+  RunJudges(required).Apply(compile_error);
+  EXPECT_FALSE(compile_error["stages"].contains("trace"));
   // Not required (no GPU, integrity off, a self-check, no runtime, KZ_TRACE=0): skipped stays correct.
   json cpu = Verdict("correct", {{"trace", skipped}});
   RunJudges({}).Apply(cpu);
