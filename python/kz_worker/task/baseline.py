@@ -15,12 +15,13 @@ import time
 
 import torch
 
-from . import correctness, loader
-from . import timing as timing_module
-from .failure import Failure, is_cuda_error, traceback_tail
-from .protocol import ProtocolError
-from .run import device_info, prepare_timing
-from .timed import POOL_SIZE
+from .. import loader
+from ..failure import Failure, is_cuda_error, traceback_tail
+from ..protocol import ProtocolError
+from ..run import correctness
+from ..run import timing as timing_module
+from ..run.op import device_info, prepare_timing
+from ..run.timed import POOL_SIZE
 
 MODES = ("eager", "compile")
 BLOCK = timing_module.BLOCK  # calls per timed block
