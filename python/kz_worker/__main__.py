@@ -64,7 +64,7 @@ def handle(request: dict, channel: Channel) -> dict:
             from .task.footprint_op import footprint_op
             return footprint_op(request)
         if op == "module_scan":
-            from .module_scan import module_scan_op
+            from .screen.module_scan import module_scan_op
             return module_scan_op(request)
         if op == "validate":
             from .task.validate import validate_op

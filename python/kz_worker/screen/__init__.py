@@ -5,6 +5,9 @@
 the worker op `screen` (docs/worker-protocol.md). With `"extract": true` the op also reads
 the `load_inline` calls statically (static_extract.py: the work of the `extract` op's first
 step, in the same child), so a candidate read there needs no extraction child.
+
+The package also holds the other static reader, op `module_scan` (module_scan.py with
+ast_facts.py: the curriculum's AST facts of Torch module files).
 """
 
 import ast
