@@ -93,6 +93,6 @@ def screen_op(request: dict) -> dict:
         result = screen_source(source, backend, policy)
     reply = {"type": "result", "ok": True, "screen": result}
     if request.get("extract") is True and result["verdict"] == "pass":
-        from ..extract import static_result  # torch-free
+        from ..farm.extract import static_result  # torch-free
         reply.update(static_result(path) or {})
     return reply
