@@ -22,7 +22,7 @@ import torch
 from ..failure import Failure, candidate_failure, describe, is_cuda_error
 from .compare import compare_outputs
 from .correctness import clone, input_pool, seed_all
-from .memory_plan import POOL_SIZE, choose  # noqa: F401  (POOL_SIZE is re-exported: baseline.py, tests)
+from .memory_plan import POOL_SIZE, choose  # noqa: F401  (POOL_SIZE is re-exported: task/baseline.py, tests)
 
 
 def _rotating(model, pool, raised: dict, role: str, outputs: dict, keep_all: bool = True):
