@@ -24,7 +24,7 @@ using kz::set_error;
 using kz::tr::g_marker_value;
 
 static_assert(sizeof(kz_tr_record) == 64 + KZ_TR_NAME_LEN,
-              "kz_tr_record layout (version KZ_TR_RECORD_VERSION) is mirrored by trace.py");
+              "kz_tr_record layout (version KZ_TR_RECORD_VERSION) is mirrored by kz_worker/trace/stage.py");
 
 namespace {
 

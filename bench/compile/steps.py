@@ -28,10 +28,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
 
 EXTRACT = """import json, sys
-from kz_worker.extract import extract_op
+from kz_worker.farm.extract import extract_op
 print(json.dumps(extract_op({"candidate_path": sys.argv[1]})))"""
 BUILD = """import json, sys
-from kz_worker.build import build_op
+from kz_worker.farm.build import build_op
 req = json.load(open(sys.argv[1]))
 print(json.dumps(build_op(req)))"""
 
@@ -101,7 +101,7 @@ def main():
         [json.loads(l)["candidate"].rsplit("/", 1)[1][:-3] for l in open(os.path.join(samples_dir, "manifest.jsonl"))][:args.count]
     pch_root = args.pch_root or os.path.join(args.work, "cache", "pch")
     os.makedirs(pch_root, exist_ok=True)
-    _, py_cpu, _ = cpu_of([sys.executable, "-c", "import kz_worker.build, kz_worker.fastbuild"], env=e)
+    _, py_cpu, _ = cpu_of([sys.executable, "-c", "import kz_worker.farm.build, kz_worker.fastbuild"], env=e)
     rows = []
     for name in names:
         cand = os.path.join(samples_dir, "candidates", f"{name}.py")

@@ -22,7 +22,7 @@ def mark(name):
     now = time.monotonic(); marks[name] = round(now - t0, 3); t0 = now
 import torch; mark("import_torch")
 import triton; mark("import_triton")
-import kz_worker.run; mark("import_kz_run")
+import kz_worker.run.op; mark("import_kz_run")
 if sys.argv[1] in ("mapped", "pycache"):
     from kz_worker.preload import map_gpu_libraries
     marks["mapped"] = len(map_gpu_libraries()); mark("map_libraries")

@@ -168,7 +168,7 @@ TEST_F(TraceGpu, JoinIsVisibleInTheDependencyRecords) {
       wait = &r;
   const kz_tr_record* m = find(rs, KZ_TR_MARKER);
   // CUPTI refuses the NULL stream in cuptiGetStreamIdEx (CUPTI_ERROR, seen on the H200
-  // 2026-11-29): the marker, issued on it, names the legacy stream (as trace.py falls back).
+  // 2026-11-29): the marker, issued on it, names the legacy stream (as kz_worker/trace/stage.py falls back).
   if (m) legacy_id = m->stream_id;
   ASSERT_TRUE(k && rec && wait && m) << rs.size() << " records; kernel " << !!k << " record "
                                      << !!rec << " wait " << !!wait << " marker " << !!m;

@@ -43,39 +43,39 @@ def handle(request: dict, channel: Channel) -> dict:
         if op not in OPS:
             raise ProtocolError(f"unknown op {op!r}")
         if op == "extract":
-            from .extract import extract_op
+            from .farm.extract import extract_op
             return extract_op(request)
         if op == "build":
-            from .build import build_op
+            from .farm.build import build_op
             return build_op(request)
         if op == "build_facts":
-            from .build_facts import build_facts_op
+            from .farm.build_facts import build_facts_op
             return build_facts_op(request)
         if op == "screen":
             from .screen import screen_op
             return screen_op(request)
         if op == "baseline":
-            from .baseline import baseline_op
+            from .task.baseline import baseline_op
             return baseline_op(request, channel)
         if op == "calibrate":
-            from .calibrate import calibrate_op
+            from .task.calibrate import calibrate_op
             return calibrate_op(request)
         if op == "embed":
             from .embed import embed_op
             return embed_op(request)
         if op == "footprint":
-            from .footprint_op import footprint_op
+            from .task.footprint_op import footprint_op
             return footprint_op(request)
         if op == "module_scan":
-            from .module_scan import module_scan_op
+            from .screen.module_scan import module_scan_op
             return module_scan_op(request)
         if op == "validate":
-            from .validate import validate_op
+            from .task.validate import validate_op
             return validate_op(request, channel)
         if op == "task_check":
-            from .task_check import task_check_op
+            from .task.task_check import task_check_op
             return task_check_op(request, channel)
-        from .run import run_op
+        from .run.op import run_op
         return run_op(request, channel)
     except ProtocolError as exc:
         return _protocol_error(str(exc))
@@ -94,7 +94,7 @@ def _preload() -> None:
     with contextlib.suppress(Exception):
         import torch  # noqa: F401
 
-        from . import run  # noqa: F401
+        from .run import op as run  # noqa: F401
         with contextlib.suppress(ImportError):
             import triton  # noqa: F401
         from .preload import map_gpu_libraries

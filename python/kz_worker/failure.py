@@ -1,6 +1,6 @@
 """Classified failures shared by the worker's stages.
 
-A stage that cannot go on raises `Failure`; `run.py` turns it into the `result`
+A stage that cannot go on raises `Failure`; `run/op.py` turns it into the `result`
 frame's `status`, `reason` and `error` fields (docs/worker-protocol.md).
 """
 

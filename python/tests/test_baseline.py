@@ -3,7 +3,7 @@ the CPU over the protocol (eager and torch.compile)."""
 
 import pytest
 
-from kz_worker import baseline
+from kz_worker.task import baseline
 from kz_worker.protocol import ProtocolError
 from kzhelpers import fixture, spawn_worker
 
@@ -103,7 +103,7 @@ class FakeNative:
         self.init = (ordinal, flush_bytes)
 
     def time_calls(self, fn, n):
-        from kz_worker.timing import TimingError
+        from kz_worker.run.timing import TimingError
         if self.fail_native:
             raise TimingError("native timing failed (3): boom")
         for _ in range(n):

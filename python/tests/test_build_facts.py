@@ -4,7 +4,7 @@ driver_call.cc); the driver's own tests, and those of its cuda.cu split, are C++
 
 import os
 
-from kz_worker import build_facts
+from kz_worker.farm import build_facts
 
 
 def test_template_has_placeholders_and_renders_back():

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from kz_worker.calibrate import calibrate_op
+from kz_worker.task.calibrate import calibrate_op
 from kz_worker.protocol import ProtocolError
 
 

@@ -5,7 +5,7 @@ import re
 import pytest
 import torch
 
-from kz_worker.compare import compare_outputs, tolerance
+from kz_worker.run.compare import compare_outputs, tolerance
 from kz_worker.options import Options
 
 
@@ -95,7 +95,7 @@ def test_half_precision_uses_its_own_tolerance():
 
 
 def test_unravel_matches_torch_on_many_shapes():
-    from kz_worker.compare import unravel
+    from kz_worker.run.compare import unravel
     for shape in [(7,), (3, 5), (2, 3, 4), (4, 1, 6, 5), (1,), (3, 1)]:
         n = 1
         for s in shape:
@@ -110,7 +110,7 @@ def test_a_mismatch_names_its_element_without_importing_sympy():
     import subprocess
     import sys
     import kz_worker
-    code = ("import sys, torch; from kz_worker.compare import _errors;"
+    code = ("import sys, torch; from kz_worker.run.compare import _errors;"
             "r = torch.zeros(4, 6); o = r.clone(); o[2, 3] = 1.0;"
             "_, worst = _errors(r, o, {'atol': 1e-4, 'rtol': 1e-4, 'rel_l2': 1e-4});"
             "print(worst, 'sympy' in sys.modules)")

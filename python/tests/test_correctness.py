@@ -2,8 +2,8 @@
 
 import torch
 
-from kz_worker.correctness import run_trials
-from kz_worker.inputs import first_difference, fingerprint
+from kz_worker.run.correctness import run_trials
+from kz_worker.run.inputs import first_difference, fingerprint
 from kz_worker.loader import Task
 from kz_worker.options import Options
 

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from kz_worker import dataflow
-from kz_worker.correctness import run_trials
+from kz_worker.run import dataflow
+from kz_worker.run.correctness import run_trials
 from kz_worker.failure import Failure
 from kz_worker.options import parse_run_request
 

@@ -7,7 +7,7 @@ import torch
 
 from kz_worker.failure import Failure
 
-from kz_worker import extra_checks
+from kz_worker.run import extra_checks
 from kz_worker.options import parse_run_request
 
 OPTIONS = parse_run_request({"op": "run", "task_path": "t", "candidate_path": "c",
@@ -368,7 +368,7 @@ def test_the_stage_lists_a_check_that_did_not_run_after_an_earlier_failure():
 
 
 def test_signed_inputs_are_reproducible_mixed_and_cover_non_contiguous_inputs():
-    from kz_worker.extra_checks import _signed_inputs
+    from kz_worker.run.extra_checks import _signed_inputs
     from kz_worker.loader import Task
     task = Task(model=None, get_init_inputs=list,
                 get_inputs=lambda: [torch.rand(64, 33) + 0.1, torch.rand(33, 64).t() + 0.1, 3])
@@ -382,7 +382,7 @@ def test_signed_inputs_are_reproducible_mixed_and_cover_non_contiguous_inputs():
 
 
 def test_weak_task_flags_without_copying_the_output():
-    from kz_worker.extra_checks import weak_task
+    from kz_worker.run.extra_checks import weak_task
     assert weak_task(torch.zeros(10)).startswith("reference output 0 is near zero")
     assert "near-constant" in weak_task(torch.full((10,), 3.0))
     assert weak_task((torch.randn(10), 2)) is None

@@ -2,9 +2,9 @@
 
 import pytest
 
-from kz_worker import inline
-from kz_worker.build import build_op, find_library
-from kz_worker.extract import extract_op
+from kz_worker.farm import inline
+from kz_worker.farm.build import build_op, find_library
+from kz_worker.farm.extract import extract_op
 from kz_worker.protocol import ProtocolError
 from kzhelpers import fixture
 

@@ -10,7 +10,8 @@ import time
 
 import torch
 
-from kz_worker import footprint, loader
+from kz_worker import loader
+from kz_worker.task import footprint
 from kzhelpers import PYTHON_DIR
 
 HEADER = "import torch\nimport torch.nn as nn\n\n"
@@ -187,7 +188,7 @@ def test_cheap_for_a_level1_task(tmp_path):
 
 
 def test_import_has_no_side_effects():
-    code = ("import sys; import kz_worker.footprint as f; "
+    code = ("import sys; import kz_worker.task.footprint as f; "
             "print('torch._dynamo' in sys.modules, f._CONSTRUCTORS is None)")
     out = subprocess.run([sys.executable, "-c", code], cwd=PYTHON_DIR, capture_output=True,
                          text=True, check=True).stdout

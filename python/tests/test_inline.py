@@ -7,7 +7,7 @@ import json
 import pytest
 import torch.utils.cpp_extension as cpp_extension
 
-from kz_worker import inline
+from kz_worker.farm import inline
 from kz_worker.failure import ExtensionError
 
 

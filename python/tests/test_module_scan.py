@@ -4,8 +4,8 @@ operators, bad files, and the canonical hash (no torch import needed)."""
 import subprocess
 import sys
 
-from kz_worker.ast_facts import OPERATORS  # noqa: F401 - importable without torch
-from kz_worker.module_scan import facts_of_source, module_scan_op, scan_file
+from kz_worker.screen.ast_facts import OPERATORS  # noqa: F401 - importable without torch
+from kz_worker.screen.module_scan import facts_of_source, module_scan_op, scan_file
 
 SOURCE = '''
 import torch
@@ -113,13 +113,13 @@ def test_bad_files(tmp_path):
 
 
 def test_no_torch_import():
-    code = ("import sys; sys.path.insert(0, '.'); from kz_worker.module_scan import facts_of_source; "
+    code = ("import sys; sys.path.insert(0, '.'); from kz_worker.screen.module_scan import facts_of_source; "
             "facts_of_source('import torch\\nclass Model: pass\\n'); assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_sketch_near_copies_and_others():
-    from kz_worker.ast_facts import SKETCH_K
+    from kz_worker.screen.ast_facts import SKETCH_K
     a = facts_of_source(SOURCE)["sketch"]
     resized = facts_of_source(RENAMED.replace("(2, 3)", "(64, 128)").replace("(3, 3, 3)", "(8, 8, 5)"))["sketch"]
     other = facts_of_source(SOURCE.replace("F.gelu(self.conv(x)) @ x", "torch.cumsum(x, 0).flip(0)"))["sketch"]

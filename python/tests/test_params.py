@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-from kz_worker.params import match_parameters, mismatch_reason
+from kz_worker.run.params import match_parameters, mismatch_reason
 
 
 class Pair(nn.Module):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from kz_worker.protocol import ProtocolError
-from kz_worker.run import run_op
+from kz_worker.run.op import run_op
 from kzhelpers import run_request
 
 
@@ -188,7 +188,7 @@ def test_timing_disabled_by_option_still_correct(channel):
 def test_worker_bug_becomes_worker_internal(channel, monkeypatch):
     def broken(*_args):
         raise KeyError("bug in the worker")
-    monkeypatch.setattr("kz_worker.params.match_parameters", broken)
+    monkeypatch.setattr("kz_worker.run.params.match_parameters", broken)
     result = run(channel, "task_relu", "cand_relu_ok")
     assert result["status"] == "runtime_error"
     assert result["error"]["kind"] == "worker_internal"
@@ -209,7 +209,7 @@ def test_malformed_request_raises_protocol_error(channel, change):
 
 def with_compiler(monkeypatch, compiler):
     """Make the run's load_inline replacement compile with `compiler`."""
-    from kz_worker import inline
+    from kz_worker.farm import inline
 
     loader_class = inline.PrebuiltLoader
     monkeypatch.setattr(inline, "PrebuiltLoader",

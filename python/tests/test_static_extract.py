@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from kz_worker import extract as extract_mod
+from kz_worker.farm import extract as extract_mod
 from kz_worker.screen import static_extract
-from kz_worker.inline_fields import call_digest, fields_of
+from kz_worker.farm.inline_fields import call_digest, fields_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CANDIDATES = sorted(p for pattern in ("examples/candidates/*.py", "tests/corpus/*/*.py",

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from kz_worker import task_check
+from kz_worker.task import task_check
 from kz_worker.protocol import ProtocolError
 from kzhelpers import RecordingChannel, spawn_worker
 from test_footprint import CONV, ELEMENTWISE, simple, write_task
@@ -189,7 +189,7 @@ def test_over_the_protocol(tmp_path):
 
 
 def test_footprint_op_measures_a_task_without_allocating(tmp_path):
-    from kz_worker.footprint_op import footprint_op
+    from kz_worker.task.footprint_op import footprint_op
     path = tmp_path / "huge.py"
     path.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
                     "        return x * 2\n\ndef get_inputs():\n    return [torch.rand(100000, 100000, 100)]\n\n"

@@ -1,4 +1,4 @@
-"""Tests of kz_worker.timing that need no GPU: library loading failures, the stopping
+"""Tests of kz_worker.run.timing that need no GPU: library loading failures, the stopping
 rule's statistics, the stopping rule and the interleaving loop over a fake library (it
 returns raw per-call times; the verdict's statistics are src/verify/timing_stats.h's,
 tested in tests/unit/verify/timing_stats_test.cc)."""
@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from kz_worker import timing
+from kz_worker.run import timing
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -126,7 +126,7 @@ def _fake_driver_dir():
 
 FAKE_DRIVER_SCRIPT = """
 import json, time
-from kz_worker import timing
+from kz_worker.run import timing
 ok, reason = timing.load_runtime()
 assert ok, reason
 timing._device_ordinal = lambda: 0

@@ -1,4 +1,4 @@
-"""run.py/timed.py around `kz_worker.timing`, with a stand-in timing module (the real
+"""run.py/timed.py around `kz_worker.run.timing`, with a stand-in timing module (the real
 one is owned elsewhere and needs a GPU)."""
 
 import sys
@@ -7,13 +7,13 @@ import types
 import pytest
 import torch
 
-import kz_worker
-from kz_worker import memory_plan
-from kz_worker import run as run_module
+import kz_worker.run
+from kz_worker.run import memory_plan
+from kz_worker.run import op as run_module
 from kz_worker.failure import Failure
 from kz_worker.loader import Task
 from kz_worker.options import Options, parse_run_request
-from kz_worker.timed import POOL_SIZE, measure
+from kz_worker.run.timed import POOL_SIZE, measure
 from kzhelpers import RecordingChannel, run_request
 
 CPU = torch.device("cpu")
@@ -24,7 +24,7 @@ class TimingError(Exception):
 
 
 def fake_timing(calls=6, fail=None):
-    """A stand-in for kz_worker.timing that calls each fn `calls` times."""
+    """A stand-in for kz_worker.run.timing that calls each fn `calls` times."""
     module = types.SimpleNamespace(TimingError=TimingError, seen={})
 
     def time_interleaved(ref_fn, cand_fn, **kwargs):
@@ -163,14 +163,14 @@ def test_cuda_error_in_harness_is_runtime_error():
 
 def test_prepare_timing(monkeypatch):
     assert run_module.prepare_timing("cpu") == (None, "no GPU")
-    monkeypatch.setitem(sys.modules, "kz_worker.timing", None)
-    monkeypatch.delattr(kz_worker, "timing", raising=False)
+    monkeypatch.setitem(sys.modules, "kz_worker.run.timing", None)
+    monkeypatch.delattr(kz_worker.run, "timing", raising=False)
     module, reason = run_module.prepare_timing("cuda")
     assert module is None and reason.startswith("timing module unavailable: ")
     fake = fake_timing()
     fake.load_runtime = lambda: (False, "KZ_RUNTIME_LIB not set")
-    monkeypatch.setitem(sys.modules, "kz_worker.timing", fake)
-    monkeypatch.setattr(kz_worker, "timing", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "kz_worker.run.timing", fake)
+    monkeypatch.setattr(kz_worker.run, "timing", fake, raising=False)
     assert run_module.prepare_timing("cuda") == (None, "KZ_RUNTIME_LIB not set")
     fake.load_runtime = lambda: (True, "")
     assert run_module.prepare_timing("cuda") == (fake, "")

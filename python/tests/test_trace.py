@@ -1,4 +1,4 @@
-"""The trace's runtime side (kz_worker.trace) without a GPU: the run flow with a
+"""The trace's runtime side (kz_worker.trace.stage) without a GPU: the run flow with a
 scripted stand-in tracer, the ctypes binding over the fake CUPTI and fake driver
 (native/tests), CUPTI discovery, and what the worker reports without CUPTI."""
 
@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from kz_worker import run as run_module
-from kz_worker import trace
-from kz_worker.run import run_op
+from kz_worker.run import op as run_module
+from kz_worker.trace import stage as trace
+from kz_worker.run.op import run_op
 from kzhelpers import fixture
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -229,7 +229,7 @@ calls = []
 cuda = types.SimpleNamespace(synchronize=lambda d: calls.append("sync"),
                              current_stream=lambda d: types.SimpleNamespace(cuda_stream=0))
 sys.modules["torch"] = types.SimpleNamespace(cuda=cuda)
-from kz_worker import trace
+from kz_worker.trace import stage as trace
 tracer, reason = trace.prepare("cuda")
 assert tracer is not None, reason
 fake = ctypes.CDLL(sys.argv[1])

@@ -1,9 +1,9 @@
-"""The candidate's kernel names (kz_worker.trace_names), the fact the supervisor's launch-trace
+"""The candidate's kernel names (kz_worker.trace.names), the fact the supervisor's launch-trace
 judge matches trace records against (its rules are tested in tests/unit/verify/)."""
 
 import types
 
-from kz_worker import trace_names
+from kz_worker.trace import names as trace_names
 
 
 def test_cuda_kernel_names():

@@ -7,7 +7,7 @@ import socket
 import textwrap
 import time
 
-from kz_worker.validate import validate_op
+from kz_worker.task.validate import validate_op
 
 TAIL = "\n\ndef get_inputs():\n    return [torch.randn(32, 64)]\n\n\ndef get_init_inputs():\n    return []\n"
 
@@ -78,7 +78,7 @@ def test_child_dies_with_its_parent(tmp_path):
     code = f"""
 import os, socket, sys
 sys.path.insert(0, {os.getcwd()!r})
-import kz_worker.validate as v
+import kz_worker.task.validate as v
 real_fork = os.fork
 def fork():
     pid = real_fork()

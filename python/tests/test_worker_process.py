@@ -96,13 +96,13 @@ def test_bad_frames_get_a_protocol_error(raw):
     assert len(frames) == 1 and frames[0]["error"]["kind"] == "protocol"
 
 
-@pytest.mark.parametrize("op", ["extract", "run"])
-def test_worker_bug_outside_a_stage_is_worker_internal(monkeypatch, op):
+@pytest.mark.parametrize("op,module", [("extract", "farm.extract"), ("run", "run.op")])
+def test_worker_bug_outside_a_stage_is_worker_internal(monkeypatch, op, module):
     from kz_worker.__main__ import handle
 
     def broken(*_args):
         raise ZeroDivisionError("worker bug")
-    monkeypatch.setattr(f"kz_worker.{op}.{op}_op", broken)
+    monkeypatch.setattr(f"kz_worker.{module}.{op}_op", broken)
     result = handle({"protocol": 1, "op": op}, channel=None)
     assert result["type"] == "result" and result["error"]["kind"] == "worker_internal"
     assert "ZeroDivisionError" in result["error"]["traceback"]

@@ -1,5 +1,5 @@
 // The AST facts of one module file, as the worker's `module_scan` op reports them
-// (python/kz_worker/module_scan.py, docs/curriculum.md "Module facts"), and the catalog
+// (python/kz_worker/screen/module_scan.py, docs/curriculum.md "Module facts"), and the catalog
 // APIs they use, aliases resolved.
 #pragma once
 #include <cstdint>

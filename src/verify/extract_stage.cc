@@ -1,4 +1,4 @@
-// Verifier::ExtractAll: the extraction step of Stage (python/kz_worker/extract.py): the
+// Verifier::ExtractAll: the extraction step of Stage (python/kz_worker/farm/extract.py): the
 // candidate's load_inline calls, from the extraction cache or a (sandboxed) child.
 #include <algorithm>
 #include <chrono>

@@ -5,6 +5,9 @@
 the worker op `screen` (docs/worker-protocol.md). With `"extract": true` the op also reads
 the `load_inline` calls statically (static_extract.py: the work of the `extract` op's first
 step, in the same child), so a candidate read there needs no extraction child.
+
+The package also holds the other static reader, op `module_scan` (module_scan.py with
+ast_facts.py: the curriculum's AST facts of Torch module files).
 """
 
 import ast
@@ -90,6 +93,6 @@ def screen_op(request: dict) -> dict:
         result = screen_source(source, backend, policy)
     reply = {"type": "result", "ok": True, "screen": result}
     if request.get("extract") is True and result["verdict"] == "pass":
-        from ..extract import static_result  # torch-free
+        from ..farm.extract import static_result  # torch-free
         reply.update(static_result(path) or {})
     return reply

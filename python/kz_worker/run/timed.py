@@ -1,4 +1,4 @@
-"""Glue between the run and `kz_worker.timing`.
+"""Glue between the run and `kz_worker.run.timing`.
 
 `measure` builds zero-argument callables that rotate over a pool of POOL_SIZE input
 sets already on the device (the reference and the candidate each have their own
@@ -19,10 +19,10 @@ is the one rechecked.
 
 import torch
 
+from ..failure import Failure, candidate_failure, describe, is_cuda_error
 from .compare import compare_outputs
 from .correctness import clone, input_pool, seed_all
-from .failure import Failure, candidate_failure, describe, is_cuda_error
-from .memory_plan import POOL_SIZE, choose  # noqa: F401  (POOL_SIZE is re-exported: baseline.py, tests)
+from .memory_plan import POOL_SIZE, choose  # noqa: F401  (POOL_SIZE is re-exported: task/baseline.py, tests)
 
 
 def _rotating(model, pool, raised: dict, role: str, outputs: dict, keep_all: bool = True):

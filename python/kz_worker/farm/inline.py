@@ -17,7 +17,7 @@ import types
 
 import torch.utils.cpp_extension as cpp_extension
 
-from .failure import ExtensionError
+from ..failure import ExtensionError
 from .inline_fields import DIGEST_FIELDS, call_digest, fields_of  # noqa: F401 (re-exported)
 
 REAL_LOAD_INLINE = cpp_extension.load_inline

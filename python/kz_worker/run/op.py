@@ -14,9 +14,12 @@ import time
 
 import torch
 
-from . import correctness, extra_checks, inline, inputs, loader, memory_plan, params, trace
-from .failure import Failure, candidate_failure, describe, traceback_tail
-from .options import parse_run_request
+from .. import loader
+from ..failure import Failure, candidate_failure, describe, traceback_tail
+from ..farm import inline
+from ..options import parse_run_request
+from ..trace import stage as trace
+from . import correctness, extra_checks, inputs, memory_plan, params
 from .timed import measure
 
 
@@ -40,7 +43,7 @@ def device_info(device: torch.device) -> dict:
 
 
 def prepare_timing(device: str):
-    """Import `kz_worker.timing` and load its native runtime; called before any task or
+    """Import `kz_worker.run.timing` and load its native runtime; called before any task or
     candidate code. Returns (module or None, reason it is unavailable)."""
     if device != "cuda":
         return None, "no GPU"

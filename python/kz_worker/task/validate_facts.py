@@ -8,9 +8,10 @@ import copy
 
 import torch
 
-from . import footprint, loader
-from .extra_checks import weak_task
-from .failure import Failure
+from .. import loader
+from ..failure import Failure
+from ..run.extra_checks import weak_task
+from . import footprint
 from .task_check import InputMaker, _build, _finite, _tensors, run_reference
 
 
@@ -28,7 +29,7 @@ def fp64_facts(model, make, seed: int, output) -> dict:
     try:
         wide = copy.deepcopy(model).double()
         values = _double(make(seed))
-        from .correctness import seed_all
+        from ..run.correctness import seed_all
         seed_all(seed)
         ref = wide(*values)
     except Exception as exc:  # noqa: BLE001 - an op without float64: no comparison

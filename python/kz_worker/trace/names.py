@@ -11,7 +11,7 @@ Pure functions (no torch, no GPU):
 import ast
 import re
 
-from .screen.cpp_text import strip_code
+from ..screen.cpp_text import strip_code
 
 _GLOBAL = re.compile(r"\b__global__\b")
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^()]*\)")

@@ -18,9 +18,9 @@ import random
 
 import torch
 
+from ..failure import Failure, candidate_failure, describe, is_cuda_error
 from . import dataflow, inputs
 from .compare import compare_outputs, flatten, tolerance
-from .failure import Failure, candidate_failure, describe, is_cuda_error
 
 
 def seed_all(seed: int) -> None:

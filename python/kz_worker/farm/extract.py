@@ -19,10 +19,10 @@ import ast
 import os
 import textwrap
 
+from ..probe import probe
+from ..protocol import ProtocolError
+from ..screen import static_extract
 from .inline_fields import call_digest, fields_of
-from .probe import probe
-from .protocol import ProtocolError
-from .screen import static_extract
 
 MAX_SOURCE_BYTES = 8 << 20
 _SOURCE_FIELDS = ("cpp_sources", "cuda_sources")
@@ -158,8 +158,9 @@ def _static_calls(path: str):
 def _run_module(path: str):
     """The calls recorded while the module runs with load_inline replaced, or the error
     dict of a module that fails to load."""
-    from . import inline, loader  # imports torch
-    from .failure import Failure
+    from .. import loader
+    from ..failure import Failure
+    from . import inline  # imports torch
     recorder = inline.Recorder()
     try:
         with inline.replaced(recorder):

@@ -22,7 +22,7 @@ import time
 
 import torch
 
-from .protocol import ProtocolError
+from ..protocol import ProtocolError
 
 REPS = 10
 WARMUP = 3

@@ -54,7 +54,7 @@ def _read(path: str):
 
 
 def build_facts_op(request: dict) -> dict:
-    from .protocol import ProtocolError
+    from ..protocol import ProtocolError
     call, build_dir = request.get("call"), request.get("build_dir")
     if not isinstance(call, dict) or not isinstance(build_dir, str):
         raise ProtocolError("build_facts: expected a call object and a build_dir")

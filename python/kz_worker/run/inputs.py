@@ -15,8 +15,8 @@ its device. A change of any element is caught unless it preserves both sums.
 
 import torch
 
+from ..failure import Failure
 from .compare import chunks
-from .failure import Failure
 
 _ORIGIN = {}  # (id(get_inputs), device type) -> {"where": "device"|"host", "reason": str}
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}

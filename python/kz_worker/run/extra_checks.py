@@ -28,10 +28,10 @@ import sys
 
 import torch
 
+from ..failure import Failure, describe, is_cuda_error
 from . import size_constants
 from .compare import chunks, compare_outputs, flatten
 from .correctness import call_candidate, call_reference, clone, make_inputs, seed_all
-from .failure import Failure, describe, is_cuda_error
 from .params import match_parameters, mismatch_reason
 
 SIGNED_TRIALS = 2

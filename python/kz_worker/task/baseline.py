@@ -1,7 +1,7 @@
 """Op `baseline`: per-call times of a task's reference `Model`, eager and under
 `torch.compile` (default mode), for `kz bench baseline` (docs/worker-protocol.md).
 
-The method is the verifier's reference timing (run.py, timed.py, timing.py): the
+The method is the verifier's reference timing (run/op.py, run/timed.py, run/timing.py): the
 model built right after seeding with `seed`, TF32 off, `torch.no_grad()`, the timed
 input pool (POOL_SIZE sets made with seeds seed, seed + 1, ..., one per call in turn,
 the last output of each slot kept alive), `warmup` calls, then blocks of timing.BLOCK
@@ -15,12 +15,13 @@ import time
 
 import torch
 
-from . import correctness, loader
-from . import timing as timing_module
-from .failure import Failure, is_cuda_error, traceback_tail
-from .protocol import ProtocolError
-from .run import device_info, prepare_timing
-from .timed import POOL_SIZE
+from .. import loader
+from ..failure import Failure, is_cuda_error, traceback_tail
+from ..protocol import ProtocolError
+from ..run import correctness
+from ..run import timing as timing_module
+from ..run.op import device_info, prepare_timing
+from ..run.timed import POOL_SIZE
 
 MODES = ("eager", "compile")
 BLOCK = timing_module.BLOCK  # calls per timed block
@@ -156,7 +157,7 @@ def baseline_op(request: dict, channel) -> dict:
     {"ok": true, "modes": {mode: ...}, "device": {...}}; a task that cannot be loaded or
     built gives {"ok": false, "error": {"kind": "invalid_task", ...}}."""
     task_path, device_name, modes, options = parse_request(request)
-    timing, reason = prepare_timing(device_name)  # before any task code, as run.py
+    timing, reason = prepare_timing(device_name)  # before any task code, as run/op.py
     device = torch.device("cuda:0" if device_name == "cuda" else "cpu")
     if device.type == "cuda":
         if not torch.cuda.is_available():

@@ -26,7 +26,7 @@ import signal
 import sys
 import time
 
-from .protocol import ProtocolError
+from ..protocol import ProtocolError
 
 VERSION = 1
 DEFAULTS = {"seed": 42, "timeout_s": 30, "memory_bytes": 4 << 30, "max_total_bytes": 1 << 30}

@@ -16,7 +16,7 @@ import glob
 import os
 import time
 
-from .protocol import ProtocolError
+from ..protocol import ProtocolError
 
 MAX_MESSAGE = 256 * 1024
 _BUILD_FAILED = "Error building extension"

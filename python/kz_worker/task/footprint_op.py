@@ -7,9 +7,10 @@ Result: {"type": "result", "ok": true, "footprint": footprint.measure(task),
 with error {"kind": "invalid_task", "message"}.
 """
 
-from . import footprint, loader
-from .failure import Failure
-from .protocol import ProtocolError
+from .. import loader
+from ..failure import Failure
+from ..protocol import ProtocolError
+from . import footprint
 
 
 def footprint_op(request: dict) -> dict:

@@ -15,8 +15,8 @@ FILE = {"path", "status": "ok" | "unreadable" | "too_large" | "not_utf8" | "synt
 import ast
 import warnings
 
+from ..protocol import ProtocolError
 from .ast_facts import Resolver, canonical_dump, canonical_hash, function_facts, import_bindings, sketch
-from .protocol import ProtocolError
 
 VERSION = 1
 DEFAULT_MAX_BYTES = 1 << 20

@@ -22,8 +22,8 @@ import os
 import re
 import sys
 
-from . import trace_names
-from .failure import Failure, describe
+from ..failure import Failure, describe
+from . import names as trace_names
 
 REPEATS = 2           # extra calls on the very same input tensors (caches show there)
 SEED_OFFSET = 7919    # seed of the repeated-input calls: options.seed + SEED_OFFSET
@@ -247,7 +247,7 @@ class SourceRecorder:
         self.compiled_in_child = getattr(inner, "compiled_in_child", [])
 
     def __call__(self, *args, **kwargs):
-        from .inline import call_fields
+        from ..farm.inline import call_fields
         try:
             fields = call_fields(*args, **kwargs)
             self.texts += list(fields["cpp_sources"]) + list(fields["cuda_sources"])
@@ -276,8 +276,8 @@ def _repeated_calls(tracer, task, reference, candidate, device, options, keep=RE
     last `keep` candidate outputs stay alive (a cache may hand back an earlier output;
     the memory plan lowers `keep` for large tasks). Returns an `incorrect` Failure or
     None; a candidate that raises gives its runtime_error Failure (raised)."""
-    from . import correctness
-    from .compare import compare_outputs
+    from ..run import correctness
+    from ..run.compare import compare_outputs
     seed = options.seed + SEED_OFFSET
     correctness.seed_all(seed)
     ref_output = correctness.call_reference(

@@ -20,11 +20,13 @@ import types
 
 import torch
 
-from . import footprint, inputs, loader
-from .compare import tolerance
-from .correctness import call_reference, seed_all, synchronize
-from .failure import Failure
-from .protocol import ProtocolError
+from .. import loader
+from ..failure import Failure
+from ..protocol import ProtocolError
+from ..run import inputs
+from ..run.compare import tolerance
+from ..run.correctness import call_reference, seed_all, synchronize
+from . import footprint
 
 VERSION = 2  # of the facts (docs/worker-protocol.md); the task_check object is built by kz
 # "close": within the verifier's default tolerance for the dtype (docs/verdict.md), so the
@@ -54,8 +56,8 @@ def parse_request(request: dict) -> tuple:
 
 def device_facts(device: torch.device, options: dict) -> dict:
     """The result's `device` object: what the device is and the memory it has free."""
+    from ..run.op import device_info
     from .baseline import cpu_name
-    from .run import device_info
     info = device_info(device)
     if device.type == "cuda":
         free, total = torch.cuda.mem_get_info(0)
@@ -211,7 +213,7 @@ def _stop(at: str, failure: Failure | None = None, oom: bool = False) -> dict:
 
 def _reference(task, device, options: dict, facts: dict) -> None:
     """The reference's facts, with the finite and weak outputs and the peak after them."""
-    from .extra_checks import weak_task
+    from ..run.extra_checks import weak_task
     meter = footprint.PeakMeter(device)
     meter.start()
     try:
