@@ -31,7 +31,10 @@ def test_elementwise_task_facts(tmp_path):
     assert ref["deterministic"] and ref["input_sensitive"] and ref["finite"]
     assert ref["repeat"] == "equal" and ref["reseeded"] is None and ref["inputs_vary"]
     assert ref["inputs_reproducible"] and ref["weak_task"] is None
-    assert ref["seconds"] > 0 and ref["peak_bytes"] > 0 and ref["inputs_generated"] == "host"
+    # On the CPU the peak is a rise of the resident set: 0 when the allocator reuses pages that
+    # were already resident (seen under load), so only its presence and method are asserted.
+    assert ref["seconds"] > 0 and ref["peak_bytes"] >= 0 and ref["peak_method"]
+    assert ref["inputs_generated"] == "host"
     assert ref["check_peak_bytes"] >= ref["peak_bytes"]
     assert ref["outputs"] == {"count": 1, "bytes": 65536} and not ref["writes_inputs"]
     assert tf["footprint"]["method"] == "meta" and tf["budget"]["fits"] is True
