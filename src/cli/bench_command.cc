@@ -1,24 +1,24 @@
-#include "cli/bench_command.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 #include <iostream>
 #include <thread>
 
+#include "cli/exec_sibling.h"
+#include "cli/sandbox_flags.h"
 #include "scoring/baseline_run.h"
 #include "scoring/follow.h"
+#include "scoring/runner.h"
 #include "scoring/selfcheck.h"
 #include "scoring/turns_report.h"
 #include "scoring/verdict_log.h"
-#include "scoring/runner.h"
-#include "cli/exec_sibling.h"
-#include "cli/sandbox_flags.h"
 #include "util/fs.h"
 #include "verify/status.h"
 
 namespace kz::cli {
 namespace {
 
-class BenchCommandImpl : public BenchCommand {
+class BenchCommandImpl : public Command {
  public:
   BenchCommandImpl(CLI::App& app, std::string argv0, scoring::RemoteBackend* remote) : argv0_(std::move(argv0)) {
     o_.remote = remote;
@@ -30,8 +30,9 @@ class BenchCommandImpl : public BenchCommand {
     c->add_option("--level", o_.levels, "Only these levels (repeatable)");
     c->add_option("--task", o_.task_ids, "Only these task ids, like L1_19 (repeatable)");
     c->add_option("-j,--jobs", o_.verify.jobs, "Builds at once (default: cores / 2)");
-    c->add_option("--gpu-concurrency", o_.verify.gpu_concurrency,
-                  "Samples run at once on the device: correctness shared, timing exclusive (default 1; docs/throughput.md)")
+    c->add_option(
+         "--gpu-concurrency", o_.verify.gpu_concurrency,
+         "Samples run at once on the device: correctness shared, timing exclusive (default 1; docs/throughput.md)")
         ->check(CLI::Range(1, 64));
     c->add_flag("--cpu", o_.verify.cpu_only, "Never use a GPU, even if one is present");
     c->add_option("--timeout", o_.verify.timeout_s, "Wall-time limit of one sample's run, seconds");
@@ -71,13 +72,11 @@ class BenchCommandImpl : public BenchCommand {
     auto* b = c->add_subcommand("baseline",
                                 "Time each task's reference eager and under torch.compile into KernelBench-shape "
                                 "baseline files (cached)");
-    b->add_option("--suite", b_.suite_dir, "Suite directory (level1/, level2/, ... of task files)")->required();
+    AddSuiteSelection(b, &b_.suite_dir, &b_.levels, &b_.task_ids);
     b->add_option("--out", b_.out_dir,
                   "Output directory: baseline_time_torch.json and "
                   "baseline_time_torch_compile_inductor_default.json (existing entries are reused)")
         ->required();
-    b->add_option("--level", b_.levels, "Only these levels (repeatable)");
-    b->add_option("--task", b_.task_ids, "Only these task ids, like L1_19 (repeatable)");
     b->add_option("--modes", b_.modes, "Comma-separated: eager, compile (default both)")->delimiter(',');
     b->add_option("--trials", b_.trials, "Timed calls per task and mode (default 100)")->check(CLI::Range(1, 100000));
     b->add_option("--warmup", b_.warmup, "Untimed calls before timing (default 3)")->check(CLI::Range(0, 10000));
@@ -91,14 +90,20 @@ class BenchCommandImpl : public BenchCommand {
     baseline_ = b;
   }
 
+  // --suite (required), --level and --task: which tasks of a suite a subcommand runs.
+  template <class Levels, class Ids>
+  static void AddSuiteSelection(CLI::App* c, std::string* suite, Levels* levels, Ids* task_ids) {
+    c->add_option("--suite", *suite, "Suite directory (level1/, level2/, ... of task files)")->required();
+    c->add_option("--level", *levels, "Only these levels (repeatable)");
+    c->add_option("--task", *task_ids, "Only these task ids, like L1_19 (repeatable)");
+  }
+
   void AddSelfCheck(CLI::App* c) {
     auto* s = c->add_subcommand("selfcheck",
                                 "Verify each task's reference against itself: which tasks kz can judge here, "
                                 "their footprint, wall time and peak GPU memory (resumable)");
-    s->add_option("--suite", sc_.suite_dir, "Suite directory (level1/, level2/, ... of task files)")->required();
+    AddSuiteSelection(s, &sc_.suite_dir, &sc_.levels, &sc_.task_ids);
     s->add_option("--out", sc_.out_dir, "Output directory: selfcheck.jsonl, selfcheck.md")->required();
-    s->add_option("--level", sc_.levels, "Only these levels (repeatable)");
-    s->add_option("--task", sc_.task_ids, "Only these task ids, like L1_19 (repeatable)");
     s->add_option("--timeout", sc_.verify.timeout_s, "Wall-time limit of one task's run, seconds (default 300)")
         ->check(CLI::PositiveNumber);
     s->add_option("--device", sc_.verify.device, "GPU index (default: the first GPU)");
@@ -138,7 +143,8 @@ class BenchCommandImpl : public BenchCommand {
     if (!o_.server.empty())
       for (const auto* opt : local_only_)
         if (opt->count() > 0)
-          std::cerr << "kz bench: " << opt->get_name() << " has no effect with --server (the server's settings apply)\n";
+          std::cerr << "kz bench: " << opt->get_name()
+                    << " has no effect with --server (the server's settings apply)\n";
     worker::WorkerConfig worker = worker::LocateWorker(argv0_);
     if (std::string err; !ApplySandbox(sandbox_, o_.verify.cache_dir, &worker, &err)) return Usage(err);
     if (!generate_run_.empty()) return RunFollowing(worker);
@@ -152,8 +158,12 @@ class BenchCommandImpl : public BenchCommand {
     int rc = 0;
     for (int t = 1; t <= turns_ && rc == 0; ++t) {
       scoring::FollowOptions f;
-      f.generator_argv = {SiblingPath(argv0_.c_str(), "kz-generate"), "generate", "--suite", o_.suite_dir,
-                          "--out", dir(generate_run_, t)};
+      f.generator_argv = {SiblingPath(argv0_.c_str(), "kz-generate"),
+                          "generate",
+                          "--suite",
+                          o_.suite_dir,
+                          "--out",
+                          dir(generate_run_, t)};
       f.generator_argv.insert(f.generator_argv.end(), generate_args_.begin(), generate_args_.end());
       if (t > 1) {
         if (AllCorrect(dir(o_.out_dir, t - 1) + "/verdicts.jsonl")) break;  // every chain closed
@@ -182,10 +192,7 @@ class BenchCommandImpl : public BenchCommand {
     return true;
   }
 
-  static int Usage(const std::string& msg) {
-    std::cerr << "kz bench: " << msg << "\n";
-    return verify::kExitUsage;
-  }
+  static int Usage(const std::string& msg) { return UsageError("kz bench", msg); }
 
  private:
   SandboxFlags sandbox_;
@@ -196,16 +203,24 @@ class BenchCommandImpl : public BenchCommand {
   CLI::App* report_ = nullptr;
   CLI::App* baseline_ = nullptr;
   CLI::App* selfcheck_ = nullptr;
-  scoring::SelfCheckOptions sc_ = [] { scoring::SelfCheckOptions o; o.verify.jobs = 0; return o; }();
+  scoring::SelfCheckOptions sc_ = [] {
+    scoring::SelfCheckOptions o;
+    o.verify.jobs = 0;
+    return o;
+  }();
   CLI::Option* trials_ = nullptr;
   CLI::Option* policy_ = nullptr;
   std::vector<const CLI::Option*> local_only_;
   scoring::BaselineOptions b_;
-  scoring::BenchOptions o_ = [] { scoring::BenchOptions o; o.verify.jobs = 0; return o; }();
+  scoring::BenchOptions o_ = [] {
+    scoring::BenchOptions o;
+    o.verify.jobs = 0;
+    return o;
+  }();
 };
 }  // namespace
 
-std::unique_ptr<BenchCommand> AddBenchCommand(CLI::App& app, const std::string& argv0, scoring::RemoteBackend* remote) {
+std::unique_ptr<Command> AddBenchCommand(CLI::App& app, const std::string& argv0, scoring::RemoteBackend* remote) {
   return std::make_unique<BenchCommandImpl>(app, argv0, remote);
 }
 

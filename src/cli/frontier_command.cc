@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
 #include "cli/frontier_record.h"
 #include "cli/frontier_verl.h"
-#include "cli/propose_command.h"
 #include "curriculum/frontier_pool.h"
 #include "util/fs.h"
 #include "verify/status.h"
@@ -18,13 +18,19 @@ using nlohmann::json;
 namespace cur = kz::curriculum;
 
 json EntryJson(const cur::PoolEntry& e) {
-  return {{"id", e.id},         {"name", e.module.name},         {"hash", e.module.hash},
-          {"apis", e.module.api_set}, {"catalog_version", e.module.catalog_version},
-          {"round", e.module.round}, {"attempts", e.attempts}, {"successes", e.successes},
-          {"p_hat", e.p_hat ? json(*e.p_hat) : json(nullptr)}, {"status", e.status}};
+  return {{"id", e.id},
+          {"name", e.module.name},
+          {"hash", e.module.hash},
+          {"apis", e.module.api_set},
+          {"catalog_version", e.module.catalog_version},
+          {"round", e.module.round},
+          {"attempts", e.attempts},
+          {"successes", e.successes},
+          {"p_hat", e.p_hat ? json(*e.p_hat) : json(nullptr)},
+          {"status", e.status}};
 }
 
-class FrontierImpl : public FrontierCommand {
+class FrontierImpl : public Command {
  public:
   explicit FrontierImpl(CLI::App* f) {
     f->add_option("--db", db_, "Frontier pool database (SQLite)")->required();
@@ -65,10 +71,7 @@ class FrontierImpl : public FrontierCommand {
   }
 
  private:
-  static int Fail(const std::string& what) {
-    std::cerr << "kz frontier: " << what << "\n";
-    return verify::kExitUsage;
-  }
+  static int Fail(const std::string& what) { return UsageError("kz frontier", what); }
 
   int Stats(const std::vector<cur::PoolEntry>& entries) {
     std::map<std::string, int> by_status;
@@ -79,8 +82,12 @@ class FrontierImpl : public FrontierCommand {
       attempts += e.attempts;
       if (e.p_hat) sum += *e.p_hat, ++with_p;
     }
-    std::cout << json{{"modules", entries.size()}, {"by_status", by_status}, {"attempts", attempts},
-                      {"mean_p_hat", with_p ? json(sum / with_p) : json(nullptr)}}.dump() << "\n";
+    std::cout << json{{"modules", entries.size()},
+                      {"by_status", by_status},
+                      {"attempts", attempts},
+                      {"mean_p_hat", with_p ? json(sum / with_p) : json(nullptr)}}
+                     .dump()
+              << "\n";
     return 0;
   }
 
@@ -107,8 +114,6 @@ class FrontierImpl : public FrontierCommand {
 
 }  // namespace
 
-std::unique_ptr<FrontierCommand> AddFrontierCommand(CLI::App* frontier) {
-  return std::make_unique<FrontierImpl>(frontier);
-}
+std::unique_ptr<Command> AddFrontierCommand(CLI::App* frontier) { return std::make_unique<FrontierImpl>(frontier); }
 
 }  // namespace kz::cli

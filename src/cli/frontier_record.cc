@@ -5,10 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scoring/verdict_log.h"
+#include "cli/commands.h"
 #include "cli/frontier_record.h"
 #include "curriculum/frontier_pool.h"
 #include "rewards/frontier.h"
+#include "scoring/verdict_log.h"
 #include "util/fs.h"
 #include "verify/status.h"
 
@@ -17,10 +18,7 @@ namespace {
 using nlohmann::json;
 namespace cur = kz::curriculum;
 
-int Fail(const std::string& what) {
-  std::cerr << "kz: " << what << "\n";
-  return verify::kExitUsage;
-}
+int Fail(const std::string& what) { return UsageError("kz", what); }
 }  // namespace
 
 int RecordAttempts(const std::string& db, int64_t id, int round, int attempts, int successes) {
@@ -32,8 +30,13 @@ int RecordAttempts(const std::string& db, int64_t id, int round, int attempts, i
   if (!pool->List(&entries, &err)) return Fail(err);
   for (const auto& e : entries)
     if (e.id == id)
-      std::cout << json{{"id", id}, {"attempts", e.attempts}, {"successes", e.successes},
-                        {"p_hat", e.p_hat ? json(*e.p_hat) : json(nullptr)}, {"status", e.status}}.dump() << "\n";
+      std::cout << json{{"id", id},
+                        {"attempts", e.attempts},
+                        {"successes", e.successes},
+                        {"p_hat", e.p_hat ? json(*e.p_hat) : json(nullptr)},
+                        {"status", e.status}}
+                       .dump()
+                << "\n";
   return 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
 #include "generate/prompt.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -16,10 +17,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-int Fail(const std::string& what) {
-  std::cerr << "kz frontier export: " << what << "\n";
-  return verify::kExitUsage;
-}
+int Fail(const std::string& what) { return UsageError("kz frontier export", what); }
 
 // $KZ_PYTHON, else the project venv's python beside the prompts' tree, else python3.
 std::string Python(const fs::path& root) {
@@ -30,9 +28,11 @@ std::string Python(const fs::path& root) {
 }
 
 json Row(const curriculum::PoolEntry& e, size_t index, const std::string& prompt) {
-  json info = {{"index", index}, {"id", e.id}, {"hash", e.module.hash}, {"api_set", e.module.api_set},
-               {"status", e.status}, {"attempts", e.attempts}, {"successes", e.successes},
-               {"p_hat", e.p_hat ? json(*e.p_hat) : json(nullptr)}, {"split", "train"}};
+  json info = {{"index", index},           {"id", e.id},
+               {"hash", e.module.hash},    {"api_set", e.module.api_set},
+               {"status", e.status},       {"attempts", e.attempts},
+               {"successes", e.successes}, {"p_hat", e.p_hat ? json(*e.p_hat) : json(nullptr)},
+               {"split", "train"}};
   return {{"data_source", "kernelzero/frontier"},
           {"prompt", json::array({{{"role", "user"}, {"content", prompt}}})},
           {"ability", "kernel"},
@@ -51,7 +51,8 @@ int ExportVerl(const std::vector<curriculum::PoolEntry>& entries, const std::str
   for (size_t i = 0; i < entries.size(); ++i) {
     std::string prompt;
     const auto& e = entries[i];
-    if (!generate::RenderTemplate(t.text, {{"task_name", e.module.name}, {"task_source", e.module.source}}, &prompt, &err))
+    if (!generate::RenderTemplate(t.text, {{"task_name", e.module.name}, {"task_source", e.module.source}}, &prompt,
+                                  &err))
       return Fail(err);
     lines += Row(e, i, prompt).dump() + "\n";
   }

@@ -1,4 +1,4 @@
-#include "cli/generate_command.h"
+#include "cli/commands.h"
 
 #include <csignal>
 #include <filesystem>
@@ -17,7 +17,7 @@ namespace {
 std::atomic<bool> g_cancel{false};
 extern "C" void OnSigint(int) { g_cancel = true; }
 
-class GenerateCommandImpl : public GenerateCommand {
+class GenerateCommandImpl : public Command {
  public:
   GenerateCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("generate", "Sample kernels from an OpenAI-compatible model for a suite");
@@ -29,26 +29,32 @@ class GenerateCommandImpl : public GenerateCommand {
     c->add_option("--endpoint", opt_.base_url, "Base URL, e.g. http://127.0.0.1:8080/v1 (not needed with --replay)");
     c->add_option("--backend", o_.backend, "cuda (load_inline) or triton")->check(CLI::IsMember({"cuda", "triton"}));
     c->add_option("-n,--samples", o_.samples, "Samples per task (default 1)")->check(CLI::Range(1, 100000));
-    c->add_option("--concurrency", o_.concurrency, "Requests in flight at most (default 4)")->check(CLI::Range(1, 1024));
+    c->add_option("--concurrency", o_.concurrency, "Requests in flight at most (default 4)")
+        ->check(CLI::Range(1, 1024));
     c->add_option("--temperature", temperature_, "Sampling temperature (default: the server's)");
     c->add_option("--top-p", top_p_, "Nucleus sampling (default: the server's)");
     c->add_option("--max-tokens", max_tokens_, "Completion tokens at most per sample")->check(CLI::PositiveNumber);
     c->add_option("--seed", seed_, "Seed; sample S is sent seed + S (default: none sent)");
     c->add_option("--stop", o_.sampling.stop, "Stop sequence (repeatable)");
     c->add_option("--api", api_, "chat (default) or completions")->check(CLI::IsMember({"chat", "completions"}));
-    c->add_option("--api-key-env", opt_.api_key_env, "Environment variable holding the API key (default OPENAI_API_KEY)");
+    c->add_option("--api-key-env", opt_.api_key_env,
+                  "Environment variable holding the API key (default OPENAI_API_KEY)");
     c->add_option("--prompt", prompt_file_, "Prompt template file (default: prompts/ for the backend)");
     c->add_option("--task", o_.task_ids, "Only these task ids, like L1_19 (repeatable)");
-    c->add_option("--deadline", o_.deadline_s, "Seconds per request, retries included (default 600)")->check(CLI::PositiveNumber);
-    c->add_option("--max-response-mib", max_mib_, "Largest reply body accepted, MiB (default 8)")->check(CLI::PositiveNumber);
-    c->add_option("--retries", retries_, "Retries per request on 429, 5xx and connection errors (default 5)")->check(CLI::Range(0, 100));
+    c->add_option("--deadline", o_.deadline_s, "Seconds per request, retries included (default 600)")
+        ->check(CLI::PositiveNumber);
+    c->add_option("--max-response-mib", max_mib_, "Largest reply body accepted, MiB (default 8)")
+        ->check(CLI::PositiveNumber);
+    c->add_option("--retries", retries_, "Retries per request on 429, 5xx and connection errors (default 5)")
+        ->check(CLI::Range(0, 100));
     c->add_option("--replay", replay_, "Answer from this transcript instead of an endpoint");
     c->add_option("--record", record_, "Append every request and its result to this transcript");
     c->add_option("--refine", refine_.prev_run,
                   "Sequential refinement: the next turn of this run (its incorrect samples asked again with the "
                   "verifier's feedback; kz bench --turns drives it)");
     c->add_option("--verdicts", refine_.verdicts, "With --refine: kz bench's verdicts.jsonl of that run");
-    c->add_option("--feedback-chars", refine_.prompt.feedback_chars, "With --refine: the verifier's facts per feedback at most (default 1500)")
+    c->add_option("--feedback-chars", refine_.prompt.feedback_chars,
+                  "With --refine: the verifier's facts per feedback at most (default 1500)")
         ->check(CLI::Range(100, 100000));
     c->add_option("--context-chars", refine_.prompt.context_chars,
                   "With --refine: the conversation's bound; earlier replies are omitted first (default 24000)")
@@ -58,7 +64,8 @@ class GenerateCommandImpl : public GenerateCommand {
   int Run() override {
     if (replay_.empty() == opt_.base_url.empty()) return Usage("give exactly one of --endpoint and --replay");
     if (proposer_ != o_.suite_dir.empty() || proposer_ == api_sets_.empty())
-      return Usage(proposer_ ? "--proposer takes --api-sets FILE and no --suite" : "give --suite (or --proposer --api-sets FILE)");
+      return Usage(proposer_ ? "--proposer takes --api-sets FILE and no --suite"
+                             : "give --suite (or --proposer --api-sets FILE)");
     if (!refine_.prev_run.empty()) {
       if (refine_.verdicts.empty()) return Usage("--refine needs --verdicts (kz bench's verdicts.jsonl of that run)");
       if (proposer_ || api_ == "completions") return Usage("--refine is for the Coder over the chat API");
@@ -115,7 +122,8 @@ class GenerateCommandImpl : public GenerateCommand {
     if (replay_.empty()) return *out = std::make_unique<generate::OpenAiEndpoint>(opt_), true;
     auto replay = std::make_unique<generate::ReplayEndpoint>();
     if (!replay->Load(replay_, o_.model, err)) return false;
-    if (replay->bad_lines()) std::cerr << "kz generate: " << replay->bad_lines() << " unreadable transcript lines skipped\n";
+    if (replay->bad_lines())
+      std::cerr << "kz generate: " << replay->bad_lines() << " unreadable transcript lines skipped\n";
     *out = std::move(replay);
     return true;
   }
@@ -133,10 +141,7 @@ class GenerateCommandImpl : public GenerateCommand {
     return p;
   }
 
-  static int Usage(const std::string& msg) {
-    std::cerr << "kz generate: " << msg << "\n";
-    return verify::kExitUsage;
-  }
+  static int Usage(const std::string& msg) { return UsageError("kz generate", msg); }
 
   std::string argv0_, prompt_file_, replay_, record_, api_sets_, api_ = "chat";
   bool proposer_ = false;
@@ -149,7 +154,7 @@ class GenerateCommandImpl : public GenerateCommand {
 };
 }  // namespace
 
-std::unique_ptr<GenerateCommand> AddGenerateCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddGenerateCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<GenerateCommandImpl>(app, argv0);
 }
 

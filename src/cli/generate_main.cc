@@ -1,6 +1,6 @@
 // kz-generate: the executable behind `kz generate` (docs/generate.md). A separate binary
 // so that `kz` itself needs only libc while the model client links libcurl.
-#include "cli/generate_command.h"
+#include "cli/commands.h"
 #include "cli/sibling_main.h"
 
 int main(int argc, char** argv) {

@@ -4,13 +4,31 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/bench_command.h"
+#include "cli/commands.h"
 #include "cli/exec_sibling.h"
-#include "cli/screen_command.h"
-#include "cli/task_command.h"
-#include "cli/verify_command.h"
 #include "util/log.h"
 #include "verify/status.h"
+
+namespace {
+// The subcommands that run in a sibling executable, which links libraries kz itself must not
+// need (commands.h): declared here for --help, exec'd before kz parses anything.
+struct Sibling {
+  const char* name;
+  const char* executable;
+  const char* help;
+};
+constexpr Sibling kSiblings[] = {
+    {"serve", "kz-serve", "Serve the verifier over HTTP (docs/api.md); `kz serve --help`"},
+    {"worker", "kz-worker", "Verify jobs from a Redis queue (docs/queue.md); `kz worker --help`"},
+    {"generate", "kz-generate",
+     "Sample kernels from an OpenAI-compatible model (docs/generate.md); `kz generate --help`"},
+    {"propose", "kz-propose", "The curriculum: API catalog, co-occurrence, API sets (docs/curriculum.md)"},
+    {"frontier", "kz-propose", "The frontier pool: stats, list, export (docs/curriculum.md)"},
+    {"optimize", "kz-optimize",
+     "Test-time kernel search with a model and the verifier (docs/optimize.md); `kz optimize --help`"},
+    {"train", "kz-train", "Training: the SFT teacher (docs/training.md); `kz train --help`"},
+};
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"kz — KernelZero: verify, benchmark and train kernel-writing models"};
@@ -23,36 +41,10 @@ int main(int argc, char** argv) {
   auto screen = kz::cli::AddScreenCommand(app, argv[0]);
   auto bench = kz::cli::AddBenchCommand(app, argv[0]);
   auto task = kz::cli::AddTaskCommand(app, argv[0]);
-  // `kz serve` runs the separate kz-serve executable (it links the HTTP and SQLite
-  // libraries that kz itself must not need); listed here for --help only.
-  app.add_subcommand("serve", "Serve the verifier over HTTP (docs/api.md); `kz serve --help`")
-      ->allow_extras()
-      ->prefix_command();
-  app.add_subcommand("worker", "Verify jobs from a Redis queue (docs/queue.md); `kz worker --help`")
-      ->allow_extras()
-      ->prefix_command();
-  app.add_subcommand("generate", "Sample kernels from an OpenAI-compatible model (docs/generate.md); `kz generate --help`")
-      ->allow_extras()
-      ->prefix_command();
-  app.add_subcommand("propose", "The curriculum: API catalog, co-occurrence, API sets (docs/curriculum.md)")
-      ->allow_extras()
-      ->prefix_command();
-  app.add_subcommand("frontier", "The frontier pool: stats, list, export (docs/curriculum.md)")
-      ->allow_extras()
-      ->prefix_command();
-  app.add_subcommand("optimize", "Test-time kernel search with a model and the verifier (docs/optimize.md); `kz optimize --help`")
-      ->allow_extras()
-      ->prefix_command();
-  app.add_subcommand("train", "Training: the SFT teacher (docs/training.md); `kz train --help`")
-      ->allow_extras()
-      ->prefix_command();
-  if (kz::cli::IsInvocationOf(argc, argv, "propose") || kz::cli::IsInvocationOf(argc, argv, "frontier"))
-    return kz::cli::ExecSibling(argc, argv, "kz-propose");
-  if (kz::cli::IsInvocationOf(argc, argv, "serve")) return kz::cli::ExecSibling(argc, argv, "kz-serve");
-  if (kz::cli::IsInvocationOf(argc, argv, "train")) return kz::cli::ExecSibling(argc, argv, "kz-train");
-  if (kz::cli::IsInvocationOf(argc, argv, "worker")) return kz::cli::ExecSibling(argc, argv, "kz-worker");
-  if (kz::cli::IsInvocationOf(argc, argv, "optimize")) return kz::cli::ExecSibling(argc, argv, "kz-optimize");
-  if (kz::cli::IsInvocationOf(argc, argv, "generate")) return kz::cli::ExecSibling(argc, argv, "kz-generate");
+  for (const auto& sibling : kSiblings) {
+    app.add_subcommand(sibling.name, sibling.help)->allow_extras()->prefix_command();
+    if (kz::cli::IsInvocationOf(argc, argv, sibling.name)) return kz::cli::ExecSibling(argc, argv, sibling.executable);
+  }
   if (kz::cli::IsBenchServerInvocation(argc, argv)) return kz::cli::ExecSibling(argc, argv, "kz-bench");
   try {
     app.parse(argc, argv);
@@ -60,8 +52,9 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kz::verify::kExitUsage;
   }
-  kz::util::SetLogLevel(quiet ? kz::util::LogLevel::kWarn : debug ? kz::util::LogLevel::kDebug
-                                                                  : kz::util::LogLevel::kInfo);
+  kz::util::SetLogLevel(quiet   ? kz::util::LogLevel::kWarn
+                        : debug ? kz::util::LogLevel::kDebug
+                                : kz::util::LogLevel::kInfo);
   try {
     if (app.got_subcommand("screen")) return screen->Run();
     if (bench->Parsed()) return bench->Run();

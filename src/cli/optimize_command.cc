@@ -1,4 +1,4 @@
-#include "cli/optimize_command.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "cli/optimize_experience.h"
-#include "scoring/suite.h"
 #include "cli/optimize_remote.h"
 #include "cli/sandbox_flags.h"
 #include "generate/openai_endpoint.h"
@@ -15,6 +14,7 @@
 #include "optimize/optimize_loop.h"
 #include "optimize/suite_summary.h"
 #include "optimize/transcript_endpoint.h"
+#include "scoring/suite.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/key_lock.h"
@@ -27,42 +27,54 @@ namespace kz::cli {
 namespace {
 using json = nlohmann::json;
 
-class OptimizeCommandImpl : public OptimizeCommand {
+class OptimizeCommandImpl : public Command {
  public:
   OptimizeCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("optimize", "Test-time search for one task's kernel (docs/optimize.md)");
     c->add_option("--task", c_.task_path, "Task file (KernelBench format)");
-    c->add_option("--suite", suite_, "A KernelBench-layout suite: every task with the same budget, into --out/<task id>");
+    c->add_option("--suite", suite_,
+                  "A KernelBench-layout suite: every task with the same budget, into --out/<task id>");
     c->add_option("--task-id", task_ids_, "With --suite: only these task ids, like L1_19 (repeatable)");
-    c->add_option("--backend", c_.backend, "cuda (load_inline) or triton (default)")->check(CLI::IsMember({"cuda", "triton"}));
+    c->add_option("--backend", c_.backend, "cuda (load_inline) or triton (default)")
+        ->check(CLI::IsMember({"cuda", "triton"}));
     c->add_option("--endpoint", endpoint_, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1");
     c->add_option("--model", c_.model, "Model name sent to the endpoint");
     c->add_option("--out", out_, "Run directory (new)");
     c->add_option("--resume", resume_, "Continue the run in this directory (its run.json holds the settings)");
-    c->add_option("--replay", replay_, "Redo the run in this directory from its transcript and verdicts (no model, no GPU) into --out");
+    c->add_option("--replay", replay_,
+                  "Redo the run in this directory from its transcript and verdicts (no model, no GPU) into --out");
     c->add_option("--initial", c_.initial, "A seed kernel verified before the first request");
     c->add_option("--experience", experience_,
                   "The experience library (SQLite; default <cache dir>/experience.db; 'none' for none)");
     c->add_option("--budget-tokens", c_.budget.v[0], "Prompt + completion tokens at most")->check(CLI::PositiveNumber);
-    c->add_option("--budget-requests", c_.budget.v[1], "LLM requests at most (default 1000)")->check(CLI::PositiveNumber);
+    c->add_option("--budget-requests", c_.budget.v[1], "LLM requests at most (default 1000)")
+        ->check(CLI::PositiveNumber);
     c->add_option("--budget-gpu-s", c_.budget.v[2], "Seconds of verification at most")->check(CLI::PositiveNumber);
-    c->add_option("--budget-compile-s", c_.budget.v[3], "Seconds of extension builds at most (default 3600)")->check(CLI::PositiveNumber);
+    c->add_option("--budget-compile-s", c_.budget.v[3], "Seconds of extension builds at most (default 3600)")
+        ->check(CLI::PositiveNumber);
     c->add_option("--iterations", c_.iterations, "LLM iterations at most (default 8)")->check(CLI::Range(1, 1000000));
     c->add_option("--islands", c_.islands, "Islands (default 2)")->check(CLI::Range(1, 64));
-    c->add_option("--migrate-every", c_.migrate_every, "Iterations between migrations (default 4; 0 never)")->check(CLI::NonNegativeNumber);
+    c->add_option("--migrate-every", c_.migrate_every, "Iterations between migrations (default 4; 0 never)")
+        ->check(CLI::NonNegativeNumber);
     c->add_option("--seed", c_.seed, "Seed of parents, mutations and the requests' seeds (default 0)");
     c->add_option("--temperature", c_.temperature, "Sampling temperature (default 0.8)")->check(CLI::NonNegativeNumber);
-    c->add_option("--max-tokens", c_.max_tokens, "Completion tokens per request (default 1024)")->check(CLI::PositiveNumber);
-    c->add_option("--deadline", c_.request_deadline_s, "Seconds per request, retries included (default 300)")->check(CLI::PositiveNumber);
-    c->add_option("--timeout", c_.verify_timeout_s, "A verification's wall limit, s (default 120)")->check(CLI::PositiveNumber);
-    c->add_option("--timing-ci", timing_ci_, "Adaptive timing's relative interval half-width (default 0.02)")->check(CLI::NonNegativeNumber);
+    c->add_option("--max-tokens", c_.max_tokens, "Completion tokens per request (default 1024)")
+        ->check(CLI::PositiveNumber);
+    c->add_option("--deadline", c_.request_deadline_s, "Seconds per request, retries included (default 300)")
+        ->check(CLI::PositiveNumber);
+    c->add_option("--timeout", c_.verify_timeout_s, "A verification's wall limit, s (default 120)")
+        ->check(CLI::PositiveNumber);
+    c->add_option("--timing-ci", timing_ci_, "Adaptive timing's relative interval half-width (default 0.02)")
+        ->check(CLI::NonNegativeNumber);
     c->add_flag("--cpu", cpu_, "Verify on the CPU (references on the CPU, Triton interpreted; no timing)");
     c->add_option("--server", server_,
                   "Verify through the kz serve at this URL (e.g. http://127.0.0.1:8000) instead of in process; "
                   "not kept in run.json: give it again with --resume");
-    c->add_flag("--ncu", ncu_, "Profile each kept candidate's kernels with Nsight Compute (a separate child; "
+    c->add_flag("--ncu", ncu_,
+                "Profile each kept candidate's kernels with Nsight Compute (a separate child; "
                 "its seconds are charged as GPU-seconds) and feed the counters back");
-    c->add_option("--ncu-timeout", ncu_timeout_s_, "A profiling child's wall limit, s (default 120)")->check(CLI::PositiveNumber);
+    c->add_option("--ncu-timeout", ncu_timeout_s_, "A profiling child's wall limit, s (default 120)")
+        ->check(CLI::PositiveNumber);
     AddSandboxOptions(c, &sandbox_, "best-effort");
   }
 
@@ -175,7 +187,8 @@ class OptimizeCommandImpl : public OptimizeCommand {
     if (c_.budget.v[0] <= 0 || c_.budget.v[2] <= 0)
       return *err = "a new run needs --budget-tokens and --budget-gpu-s (> 0)", false;
     if (!util::PathExists(c_.task_path)) return *err = "--task " + c_.task_path + " does not exist", false;
-    if (!c_.initial.empty() && !util::PathExists(c_.initial)) return *err = "--initial " + c_.initial + " does not exist", false;
+    if (!c_.initial.empty() && !util::PathExists(c_.initial))
+      return *err = "--initial " + c_.initial + " does not exist", false;
     c_.task_path = std::filesystem::absolute(c_.task_path).string();
     if (!c_.initial.empty()) c_.initial = std::filesystem::absolute(c_.initial).string();
     c_.endpoint = endpoint_;
@@ -215,8 +228,9 @@ class OptimizeCommandImpl : public OptimizeCommand {
         }
         util::ReadFile(path, &text, &e);
         auto it = verdicts->find(util::Hash128Hex(text));
-        return it != verdicts->end() ? it->second
-                                     : json{{"status", "not_recorded"}, {"reason", "replay: the source run has no verdict for " + path}};
+        return it != verdicts->end()
+                   ? it->second
+                   : json{{"status", "not_recorded"}, {"reason", "replay: the source run has no verdict for " + path}};
       };
       return true;
     }
@@ -233,8 +247,10 @@ class OptimizeCommandImpl : public OptimizeCommand {
     std::shared_ptr<verify::RooflineAnnotator> roof;
     if (!gpus.empty())
       roof = std::make_shared<verify::RooflineAnnotator>(
-          w, v.cache_dir, gpus.front().index, [](const std::string& line) { std::cerr << "kz optimize: " << line << "\n"; });
-    auto profiler = std::make_shared<verify::Profiler>(verify::ProfilerOptions{"", !gpus.empty(), 8, 120, v.cache_dir + "/tmp"});
+          w, v.cache_dir, gpus.front().index,
+          [](const std::string& line) { std::cerr << "kz optimize: " << line << "\n"; });
+    auto profiler =
+        std::make_shared<verify::Profiler>(verify::ProfilerOptions{"", !gpus.empty(), 8, 120, v.cache_dir + "/tmp"});
     io->profile = [w, v, gpus, profiler](const verify::Sample& s, const json& verdict, double timeout_s) {
       int launches = 0;
       std::vector<std::string> names = verify::CandidateKernelNames(verdict, &launches);
@@ -271,10 +287,7 @@ class OptimizeCommandImpl : public OptimizeCommand {
     };
   }
 
-  static int Usage(const std::string& msg) {
-    std::cerr << "kz optimize: " << msg << "\n";
-    return verify::kExitUsage;
-  }
+  static int Usage(const std::string& msg) { return UsageError("kz optimize", msg); }
 
   std::string argv0_, endpoint_, out_, resume_, replay_, experience_, suite_;
   std::vector<std::string> task_ids_;
@@ -293,7 +306,7 @@ class OptimizeCommandImpl : public OptimizeCommand {
 };
 }  // namespace
 
-std::unique_ptr<OptimizeCommand> AddOptimizeCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddOptimizeCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<OptimizeCommandImpl>(app, argv0);
 }
 

@@ -1,6 +1,6 @@
 // kz-optimize: the executable behind `kz optimize` (docs/optimize.md); separate so that `kz`
 // itself needs only libc while the model client links libcurl.
-#include "cli/optimize_command.h"
+#include "cli/commands.h"
 #include "cli/sibling_main.h"
 
 int main(int argc, char** argv) {

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scoring/verdict_log.h"
 #include "cli/exec_sibling.h"
 #include "curriculum/coder_tally.h"
 #include "curriculum/frontier_pool.h"
+#include "scoring/verdict_log.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
 #include "verify/device.h"
@@ -44,8 +44,10 @@ std::vector<json> Validations(const std::string& run) {
   std::map<Key, size_t> at;
   for (auto& j : ReadJsonl(run + "/validation.jsonl")) {
     Key k{j.value("set", ""), j.value("sample", 0)};
-    if (auto it = at.find(k); it != at.end()) out[it->second] = std::move(j);
-    else at[k] = out.size(), out.push_back(std::move(j));
+    if (auto it = at.find(k); it != at.end())
+      out[it->second] = std::move(j);
+    else
+      at[k] = out.size(), out.push_back(std::move(j));
   }
   return out;
 }
@@ -64,15 +66,19 @@ std::map<Key, std::string> ValidTasks(const std::string& run) {
 }
 
 std::vector<std::string> BenchArgv(const CoderArgs& a, const std::string& run, const std::string& argv0) {
-  std::vector<std::string> v = {SiblingPath(argv0.c_str(), "kz"), "bench", "--suite", run + "/valid",
-                                "--out", run + "/coder_bench"};
-  if (!a.server.empty()) v.insert(v.end(), {"--server", a.server});
-  else if (verify::DetectGpus().empty()) v.push_back("--cpu");
+  std::vector<std::string> v = {
+      SiblingPath(argv0.c_str(), "kz"), "bench", "--suite", run + "/valid", "--out", run + "/coder_bench"};
+  if (!a.server.empty())
+    v.insert(v.end(), {"--server", a.server});
+  else if (verify::DetectGpus().empty())
+    v.push_back("--cpu");
   if (a.verify_timeout_s) v.insert(v.end(), {"--timeout", std::to_string(*a.verify_timeout_s)});
-  v.insert(v.end(), {"--generate", run + "/coder", "--", "--model", a.model, "-n", std::to_string(a.samples),
-                     "--seed", "0", "--concurrency", std::to_string(a.concurrency)});
-  if (!a.replay.empty()) v.insert(v.end(), {"--replay", a.replay});
-  else v.insert(v.end(), {"--endpoint", a.endpoint, "--api-key-env", a.api_key_env});
+  v.insert(v.end(), {"--generate", run + "/coder", "--", "--model", a.model, "-n", std::to_string(a.samples), "--seed",
+                     "0", "--concurrency", std::to_string(a.concurrency)});
+  if (!a.replay.empty())
+    v.insert(v.end(), {"--replay", a.replay});
+  else
+    v.insert(v.end(), {"--endpoint", a.endpoint, "--api-key-env", a.api_key_env});
   if (!a.record.empty()) v.insert(v.end(), {"--record", a.record});
   if (!a.backend.empty()) v.insert(v.end(), {"--backend", a.backend});
   if (a.max_tokens) v.insert(v.end(), {"--max-tokens", std::to_string(*a.max_tokens)});
@@ -101,8 +107,9 @@ bool RecordInPool(const CoderArgs& a, const std::string& run, const std::vector<
     if (task == tasks.end() || done.count(hash) || !ids.count(hash)) continue;
     auto t = tallies.find(task->second);
     if (t == tallies.end() || t->second.attempts < a.samples) continue;
-    if (!log.Append({{"hash", hash}, {"round", a.round}, {"attempts", t->second.attempts},
-                     {"successes", t->second.successes}}, err) ||
+    if (!log.Append(
+            {{"hash", hash}, {"round", a.round}, {"attempts", t->second.attempts}, {"successes", t->second.successes}},
+            err) ||
         !pool->RecordAttempts(ids[hash], a.round, t->second.attempts, t->second.successes, err))
       return false;
     done.insert(hash), ++*recorded;
@@ -148,7 +155,8 @@ void AddCoderOptions(CLI::App* p, CoderArgs* a) {
 
 int RunCoderRound(const CoderArgs& a, const std::string& run, const std::string& argv0) {
   if (a.samples < 1) return Fail(verify::kExitUsage, "--coder-samples must be at least 1");
-  if (a.endpoint.empty() == a.replay.empty()) return Fail(verify::kExitUsage, "give --coder-endpoint or --coder-replay");
+  if (a.endpoint.empty() == a.replay.empty())
+    return Fail(verify::kExitUsage, "give --coder-endpoint or --coder-replay");
   std::vector<json> records = Validations(run), valid;
   for (const auto& v : records)
     if (v.value("valid", false)) valid.push_back(v);
@@ -165,8 +173,8 @@ int RunCoderRound(const CoderArgs& a, const std::string& run, const std::string&
   }
   std::vector<json> bad;
   std::string text, err, lines;
-  json report = util::ReadFile(run + "/coder_bench/report.json", &text, &err) ? json::parse(text, nullptr, false)
-                                                                             : json();
+  json report =
+      util::ReadFile(run + "/coder_bench/report.json", &text, &err) ? json::parse(text, nullptr, false) : json();
   if (report.is_object() && report.contains("bad_inputs") && report["bad_inputs"].is_array())
     bad = report["bad_inputs"].get<std::vector<json>>();
   auto tallies = cur::TallyCoder(ReadJsonl(run + "/coder_bench/verdicts.jsonl"), bad);
@@ -179,10 +187,16 @@ int RunCoderRound(const CoderArgs& a, const std::string& run, const std::string&
     lines += l.dump() + "\n";
   }
   if (!util::WriteFileAtomic(run + "/rewards.jsonl", lines, &err)) return Fail(verify::kExitUsage, err);
-  std::cout << json{{"coder", {{"valid_modules", valid.size()}, {"with_all_samples", complete},
-                               {"samples", a.samples}, {"recorded_in_pool", recorded}}},
-                    {"rewards", rewarded}, {"proposals", records.size()},
-                    {"mean_reward", rewarded ? json(sum / rewarded) : json(nullptr)}}.dump() << "\n";
+  std::cout << json{{"coder",
+                     {{"valid_modules", valid.size()},
+                      {"with_all_samples", complete},
+                      {"samples", a.samples},
+                      {"recorded_in_pool", recorded}}},
+                    {"rewards", rewarded},
+                    {"proposals", records.size()},
+                    {"mean_reward", rewarded ? json(sum / rewarded) : json(nullptr)}}
+                   .dump()
+            << "\n";
   return complete == valid.size() ? rc : 1;
 }
 

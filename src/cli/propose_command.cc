@@ -1,10 +1,15 @@
-#include "cli/propose_command.h"
+#include "cli/commands.h"
 
 #include <cstdlib>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/frontier_record.h"
+#include "cli/propose_coder.h"
+#include "cli/propose_loop.h"
+#include "cli/propose_standins.h"
+#include "cli/propose_validate.h"
 #include "curriculum/catalog.h"
 #include "curriculum/cooccur.h"
 #include "curriculum/frontier_pool.h"
@@ -12,11 +17,6 @@
 #include "curriculum/proposals.h"
 #include "curriculum/sampler.h"
 #include "curriculum/scan.h"
-#include "cli/frontier_record.h"
-#include "cli/propose_coder.h"
-#include "cli/propose_loop.h"
-#include "cli/propose_standins.h"
-#include "cli/propose_validate.h"
 #include "util/fs.h"
 #include "verify/status.h"
 #include "worker/worker_client.h"
@@ -26,10 +26,7 @@ namespace {
 using nlohmann::json;
 namespace cur = kz::curriculum;
 
-int Usage(const std::string& what) {
-  std::cerr << "kz propose: " << what << "\n";
-  return verify::kExitUsage;
-}
+int Usage(const std::string& what) { return UsageError("kz propose", what); }
 
 // KernelBench's levels 1-3 under $KZ_KERNELBENCH (a user's checkout; never shipped).
 std::vector<std::string> DefaultCorpus() {
@@ -38,7 +35,7 @@ std::vector<std::string> DefaultCorpus() {
   return {std::string(kb) + "/level1", std::string(kb) + "/level2", std::string(kb) + "/level3"};
 }
 
-class ProposeImpl : public ProposeCommand {
+class ProposeImpl : public Command {
  public:
   ProposeImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     propose_ = app.add_subcommand("propose", "The curriculum: API catalog, co-occurrence, API sets");
@@ -63,8 +60,10 @@ class ProposeImpl : public ProposeCommand {
     AddValidate();
     AddLoop();
     standins_ = AddStandinsCommand(propose_, &standin_args_);
-    rewards_ = propose_->add_subcommand("rewards", "Frontier Reward of a run's validated proposals (RUN/rewards.jsonl)");
-    rewards_->add_option("--proposals", v_.proposals, "The run directory (kz propose validate --proposals)")->required();
+    rewards_ =
+        propose_->add_subcommand("rewards", "Frontier Reward of a run's validated proposals (RUN/rewards.jsonl)");
+    rewards_->add_option("--proposals", v_.proposals, "The run directory (kz propose validate --proposals)")
+        ->required();
     rewards_->add_option("--pool", v_.pool, "Frontier pool holding the Coder's attempts");
     rewards_->add_option("--invalid-penalty", penalty_, "Reward of an invalid proposal (default -1)");
     propose_->require_subcommand(0, 1);
@@ -84,8 +83,9 @@ class ProposeImpl : public ProposeCommand {
     if (sample_->parsed()) return Sample();
     if (standins_->parsed()) return RunStandins(standin_args_, catalog_);
     if (loop_.endpoint.empty() && loop_.replay.empty())
-      return Usage("a subcommand (apis, mine, sample, standins, validate, rewards), or the loop: --endpoint URL --model M "
-                   "--sets N --out DIR");
+      return Usage(
+          "a subcommand (apis, mine, sample, standins, validate, rewards), or the loop: --endpoint URL --model M "
+          "--sets N --out DIR");
     if (!loop_.endpoint.empty() && !loop_.replay.empty()) return Usage("--endpoint or --replay, not both");
     if (run_out_.empty()) return Usage("the loop needs --out DIR");
     if (coder_.samples == 0 && (!coder_.endpoint.empty() || !coder_.replay.empty()))
@@ -113,7 +113,8 @@ class ProposeImpl : public ProposeCommand {
     p->add_option("--record", loop_.record, "The loop: append every request and result to a transcript");
     p->add_option("--model", loop_.model, "The loop: the model name sent");
     p->add_option("--sets", loop_.sets, "The loop: API sets to draw");
-    p->add_option("--out", run_out_, "The loop: run directory (sets.jsonl, proposals.jsonl, modules/, validation.jsonl)");
+    p->add_option("--out", run_out_,
+                  "The loop: run directory (sets.jsonl, proposals.jsonl, modules/, validation.jsonl)");
     p->add_option("-n,--samples", loop_.samples, "The loop: modules asked per set (default 1)");
     p->add_option("--concurrency", loop_.concurrency, "The loop: requests in flight (default 4)");
     p->add_option("--temperature", loop_.temperature, "The loop: sampling temperature");
@@ -137,12 +138,15 @@ class ProposeImpl : public ProposeCommand {
     v->add_option("files", v_.files, "Module files (all with the set of --apis)");
     v->add_option("--apis", v_.apis, "The API set of the files: ids or aliases, comma-separated");
     v->add_option("--manifest", v_.manifest, "JSONL of {\"path\", \"apis\", \"expect\"?}");
-    v->add_option("--proposals", v_.proposals, "A kz generate --proposer run directory: validates its modules "
+    v->add_option("--proposals", v_.proposals,
+                  "A kz generate --proposer run directory: validates its modules "
                   "into RUN/validation.jsonl (resumable) and RUN/valid/level1");
-    v->add_option("--decontaminate", v_.decontaminate, "Evaluation suite directory, repeatable "
+    v->add_option("--decontaminate", v_.decontaminate,
+                  "Evaluation suite directory, repeatable "
                   "(default $KZ_KERNELBENCH/level1..3)");
     v->add_flag("--no-decontaminate", v_.no_decontaminate, "No decontamination");
-    v->add_option("--near-copy", v_.near_copy, "Structural similarity (0-1) from which a module is a near copy "
+    v->add_option("--near-copy", v_.near_copy,
+                  "Structural similarity (0-1) from which a module is a near copy "
                   "of an evaluation task (default 0.85)");
     v->add_option("--pool", v_.pool, "Frontier pool: refuse its modules as duplicates, add the valid ones");
     v->add_option("--round", v_.round, "Round recorded with modules added to the pool (default 0)");
@@ -162,7 +166,9 @@ class ProposeImpl : public ProposeCommand {
       if (json_) {
         std::cout << json{{"id", a.id},           {"kind", a.kind},         {"qualified", a.qualified},
                           {"aliases", a.aliases}, {"category", a.category}, {"inputs", a.inputs},
-                          {"call", a.call}}.dump() << "\n";
+                          {"call", a.call}}
+                         .dump()
+                  << "\n";
       } else {
         std::string alias;
         for (size_t i = 1; i < a.aliases.size(); ++i) alias += (i > 1 ? ", " : "") + a.aliases[i];
@@ -184,9 +190,10 @@ class ProposeImpl : public ProposeCommand {
     std::string err;
     if (!cur::Mine(corpus_, catalog_, scanner, with_ops_, &stats, &err)) return Usage("mine: " + err);
     if (!cur::SaveStats(out_, stats, catalog_, &err)) return Usage(err);
-    if (!plots_.empty() && (!util::MakeDirs(plots_, &err) ||
-                            !util::WriteFileAtomic(plots_ + "/cooccurrence.svg", cur::HeatmapSvg(stats, catalog_), &err) ||
-                            !util::WriteFileAtomic(plots_ + "/coverage.svg", cur::CoverageHistogramSvg(stats, catalog_), &err)))
+    if (!plots_.empty() &&
+        (!util::MakeDirs(plots_, &err) ||
+         !util::WriteFileAtomic(plots_ + "/cooccurrence.svg", cur::HeatmapSvg(stats, catalog_), &err) ||
+         !util::WriteFileAtomic(plots_ + "/coverage.svg", cur::CoverageHistogramSvg(stats, catalog_), &err)))
       return Usage(err);
     size_t skipped = 0, used = 0;
     for (const auto& [_, n] : stats.skipped) skipped += n;
@@ -231,15 +238,25 @@ class ProposeImpl : public ProposeCommand {
       if (coverage_ || !api_sets_.empty()) continue;
       json ids = json::array();
       for (size_t a : d.apis) ids.push_back(catalog_.api(a).id);
-      std::cout << json{{"set", j - 1}, {"apis", ids}, {"source", d.from_frontier ? "frontier" : "fresh"},
-                        {"epoch", d.epoch}}.dump() << "\n";
+      std::cout << json{{"set", j - 1},
+                        {"apis", ids},
+                        {"source", d.from_frontier ? "frontier" : "fresh"},
+                        {"epoch", d.epoch}}
+                       .dump()
+                << "\n";
     }
     if (!api_sets_.empty() && !util::WriteFileAtomic(api_sets_, lines, &err)) return Usage(err);
     if (coverage_)
-      std::cout << json{{"apis", catalog_.size()}, {"sets", sets_}, {"covered", covered},
+      std::cout << json{{"apis", catalog_.size()},
+                        {"sets", sets_},
+                        {"covered", covered},
                         {"all_covered_at", all_at ? json(all_at) : json(nullptr)},
                         {"bound", cur::Sampler::CoverageBound(catalog_.size(), options_.rho)},
-                        {"k", options_.k}, {"rho", options_.rho}, {"seed", options_.seed}}.dump() << "\n";
+                        {"k", options_.k},
+                        {"rho", options_.rho},
+                        {"seed", options_.seed}}
+                       .dump()
+                << "\n";
     return 0;
   }
 
@@ -261,12 +278,12 @@ class ProposeImpl : public ProposeCommand {
   double penalty_ = -1.0;
   ValidateArgs v_;
   uint64_t mem_mib_ = 4096;
-  std::unique_ptr<FrontierCommand> frontier_;
+  std::unique_ptr<Command> frontier_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProposeCommand> AddProposeCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddProposeCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<ProposeImpl>(app, argv0);
 }
 

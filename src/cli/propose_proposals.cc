@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scoring/verdict_log.h"
 #include "cli/propose_validate.h"
 #include "curriculum/proposals.h"
 #include "curriculum/validator.h"
+#include "scoring/verdict_log.h"
 #include "util/fs.h"
 #include "verify/status.h"
 
@@ -22,8 +22,8 @@ namespace cur = kz::curriculum;
 constexpr size_t kChunk = 16;  // modules per validate child: a kill loses at most one chunk
 
 json Base(const cur::ProposalRecord& r) {
-  return {{"format", "kz.validation/1"}, {"task", r.set}, {"set", r.set}, {"sample", r.sample},
-          {"code_xxh", r.code_xxh}, {"apis", r.apis}, {"module", r.module_path}};
+  return {{"format", "kz.validation/1"}, {"task", r.set},  {"set", r.set},           {"sample", r.sample},
+          {"code_xxh", r.code_xxh},      {"apis", r.apis}, {"module", r.module_path}};
 }
 
 json Refused(const cur::ProposalRecord& r, const std::string& stage, const std::string& rule, const std::string& d) {
@@ -36,8 +36,8 @@ json Refused(const cur::ProposalRecord& r, const std::string& stage, const std::
 bool ExportValid(const std::string& run, size_t n, const cur::ProposalRecord& r, std::string* err) {
   std::string dir = run + "/valid/level1";
   return util::MakeDirs(dir, err) &&
-         util::WriteFileAtomic(dir + "/" + std::to_string(n) + "_" + r.set + "_sample_" + std::to_string(r.sample) + ".py",
-                               r.code, err);
+         util::WriteFileAtomic(
+             dir + "/" + std::to_string(n) + "_" + r.set + "_sample_" + std::to_string(r.sample) + ".py", r.code, err);
 }
 
 struct Todo {
@@ -45,9 +45,9 @@ struct Todo {
   size_t index;  // position in proposals.jsonl: names the exported file
 };
 
-bool ValidateChunk(const std::vector<Todo>& chunk, const cur::Catalog& c, const ValidateArgs& a,
-                   cur::Scanner& scanner, cur::RunFactsSource& runner, cur::KnownHashes* known,
-                   scoring::VerdictLog* log, std::map<std::string, int>* tally, std::string* err) {
+bool ValidateChunk(const std::vector<Todo>& chunk, const cur::Catalog& c, const ValidateArgs& a, cur::Scanner& scanner,
+                   cur::RunFactsSource& runner, cur::KnownHashes* known, scoring::VerdictLog* log,
+                   std::map<std::string, int>* tally, std::string* err) {
   std::vector<cur::Proposal> proposals;
   for (const auto& t : chunk) proposals.push_back({t.record->module_path, {}});
   for (size_t i = 0; i < chunk.size(); ++i) cur::ParseApiSet(c, chunk[i].record->apis, &proposals[i].apis, err);
@@ -89,8 +89,10 @@ int RunValidateProposals(const ValidateArgs& a, const cur::Catalog& c, cur::Know
     }
     std::vector<size_t> set;
     json refusal;
-    if (!r.reason.empty()) refusal = Refused(r, "extract", r.reason, "the reply held no module");
-    else if (!cur::ParseApiSet(c, r.apis, &set, &err)) refusal = Refused(r, "input", "api_set", err);
+    if (!r.reason.empty())
+      refusal = Refused(r, "extract", r.reason, "the reply held no module");
+    else if (!cur::ParseApiSet(c, r.apis, &set, &err))
+      refusal = Refused(r, "input", "api_set", err);
     if (refusal.is_null()) {
       todo.push_back({&r, i});
       continue;
@@ -110,8 +112,12 @@ int RunValidateProposals(const ValidateArgs& a, const cur::Catalog& c, cur::Know
   std::cerr << "kz propose validate: " << records.size() << " proposals, " << already << " validated before;";
   for (const auto& [k, n] : tally) std::cerr << " " << k << "=" << n;
   std::cerr << "\n";
-  std::cout << json{{"proposals", records.size()}, {"validated_before", already}, {"now", tally},
-                    {"bad_lines", bad.size()}}.dump() << "\n";
+  std::cout << json{{"proposals", records.size()},
+                    {"validated_before", already},
+                    {"now", tally},
+                    {"bad_lines", bad.size()}}
+                   .dump()
+            << "\n";
   return bad.empty() ? 0 : 1;
 }
 

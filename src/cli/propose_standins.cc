@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
 #include "curriculum/cooccur.h"
 #include "curriculum/proposals.h"
 #include "curriculum/standins.h"
@@ -15,10 +16,7 @@ namespace {
 using nlohmann::json;
 namespace cur = kz::curriculum;
 
-int Fail(const std::string& what) {
-  std::cerr << "kz propose standins: " << what << "\n";
-  return verify::kExitUsage;
-}
+int Fail(const std::string& what) { return UsageError("kz propose standins", what); }
 }  // namespace
 
 CLI::App* AddStandinsCommand(CLI::App* propose, StandinArgs* a) {
@@ -54,8 +52,13 @@ int RunStandins(const StandinArgs& a, const cur::Catalog& c) {
   if (!util::WriteFileAtomic(a.out + "/sets.jsonl", sets, &err) ||
       !util::WriteFileAtomic(a.out + "/manifest.jsonl", manifest, &err))
     return Fail(err);
-  std::cout << json{{"sets", a.sets}, {"modules", written}, {"k", a.sampler.k}, {"seed", a.sampler.seed},
-                    {"manifest", a.out + "/manifest.jsonl"}}.dump() << "\n";
+  std::cout << json{{"sets", a.sets},
+                    {"modules", written},
+                    {"k", a.sampler.k},
+                    {"seed", a.sampler.seed},
+                    {"manifest", a.out + "/manifest.jsonl"}}
+                   .dump()
+            << "\n";
   return 0;
 }
 

@@ -90,7 +90,8 @@ int Report(const std::vector<cur::Outcome>& outcomes, const std::vector<std::str
     json j = cur::OutcomeJson(outcomes[i], c);
     valid += j["valid"].get<bool>();
     if (!expect[i].empty()) {
-      std::string got = j["valid"].get<bool>() ? "valid" : j["stage"].get<std::string>() + "." + j["rule"].get<std::string>();
+      std::string got =
+          j["valid"].get<bool>() ? "valid" : j["stage"].get<std::string>() + "." + j["rule"].get<std::string>();
       j["expect"] = expect[i];
       j["matches"] = got == expect[i];
       ++with_expect;

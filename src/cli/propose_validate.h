@@ -10,14 +10,14 @@
 namespace kz::cli {
 
 struct ValidateArgs {
-  std::vector<std::string> files;  // with `apis`
-  std::string apis;                // "relu,conv2d": the set of every file
-  std::string manifest;            // JSONL {"path", "apis", "expect"?}; paths relative to it
-  std::string proposals;           // a `kz generate --proposer` run directory
+  std::vector<std::string> files;          // with `apis`
+  std::string apis;                        // "relu,conv2d": the set of every file
+  std::string manifest;                    // JSONL {"path", "apis", "expect"?}; paths relative to it
+  std::string proposals;                   // a `kz generate --proposer` run directory
   std::vector<std::string> decontaminate;  // evaluation suites (default $KZ_KERNELBENCH levels)
   bool no_decontaminate = false;
-  double near_copy = 0.85;         // structural similarity from which a module is a near copy
-  std::string pool;                // frontier pool: dedup against it, add the valid modules
+  double near_copy = 0.85;  // structural similarity from which a module is a near copy
+  std::string pool;         // frontier pool: dedup against it, add the valid modules
   int round = 0;
   bool cuda = false;
   curriculum::ValidationOptions options;

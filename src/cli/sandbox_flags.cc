@@ -6,22 +6,26 @@ namespace kz::cli {
 
 void AddSandboxOptions(CLI::App* c, SandboxFlags* f, const char* default_mode) {
   f->mode = default_mode;
-  c->add_option("--sandbox", f->mode,
-                std::string("OS sandbox of the children that run candidate code: require, best-effort or off (default ") +
-                    default_mode + "; docs/sandbox.md)")
+  c->add_option(
+       "--sandbox", f->mode,
+       std::string("OS sandbox of the children that run candidate code: require, best-effort or off (default ") +
+           default_mode + "; docs/sandbox.md)")
       ->check(CLI::IsMember({"require", "best-effort", "off"}));
   c->add_option("--sandbox-scratch-mib", f->scratch_mib, "Size of a sandboxed child's private scratch (tmpfs), MiB")
       ->check(CLI::PositiveNumber);
-  c->add_option("--sandbox-shm-mib", f->shm_mib, "Size of a sandboxed child's /dev/shm, MiB")->check(CLI::PositiveNumber);
-  c->add_option("--sandbox-file-mib", f->file_mib, "Largest file a sandboxed child writes, MiB")->check(CLI::PositiveNumber);
+  c->add_option("--sandbox-shm-mib", f->shm_mib, "Size of a sandboxed child's /dev/shm, MiB")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--sandbox-file-mib", f->file_mib, "Largest file a sandboxed child writes, MiB")
+      ->check(CLI::PositiveNumber);
   c->add_option("--sandbox-triton-cache", f->triton_cache,
                 "A Triton cache seeded by trusted runs, shared read-only under each child's private overlay");
-  c->add_option("--sandbox-processes", f->processes, "Processes and threads of a sandboxed child")->check(CLI::Range(16, 1 << 20));
-  c->add_option("--sandbox-open-files", f->open_files, "Open files of a sandboxed child")->check(CLI::Range(64, 1 << 20));
+  c->add_option("--sandbox-processes", f->processes, "Processes and threads of a sandboxed child")
+      ->check(CLI::Range(16, 1 << 20));
+  c->add_option("--sandbox-open-files", f->open_files, "Open files of a sandboxed child")
+      ->check(CLI::Range(64, 1 << 20));
 }
 
-bool ApplySandbox(const SandboxFlags& f, const std::string& cache_dir, worker::WorkerConfig* config,
-                  std::string* err) {
+bool ApplySandbox(const SandboxFlags& f, const std::string& cache_dir, worker::WorkerConfig* config, std::string* err) {
   auto& s = config->sandbox;
   if (!sandbox::ParseMode(f.mode, &s.mode)) {
     *err = "--sandbox must be require, best-effort or off";

@@ -22,7 +22,6 @@ void AddSandboxOptions(CLI::App* c, SandboxFlags* f, const char* default_mode);
 // The start-up check: probes the host once and fills config->sandbox. Under require on a
 // host lacking a mechanism: false with *err saying which and what to do. Under best-effort
 // on such a host: true, with a warning logged (and every verdict's stages.sandbox says it).
-bool ApplySandbox(const SandboxFlags& f, const std::string& cache_dir, worker::WorkerConfig* config,
-                  std::string* err);
+bool ApplySandbox(const SandboxFlags& f, const std::string& cache_dir, worker::WorkerConfig* config, std::string* err);
 
 }  // namespace kz::cli

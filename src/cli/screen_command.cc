@@ -1,4 +1,4 @@
-#include "cli/screen_command.h"
+#include "cli/commands.h"
 
 #include <iostream>
 #include <vector>
@@ -30,18 +30,17 @@ std::string Summary(const std::string& path, const json& screen) {
   for (const auto& f : screen.value("findings", json::array())) {
     std::string severity = f.value("severity", "?");
     (severity == "reject" ? rejects : warns)++;
-    out += Located(path, f["line"], severity + " [" + f.value("rule", "?") + "] " +
-                                        f.value("message", ""));
+    out += Located(path, f["line"], severity + " [" + f.value("rule", "?") + "] " + f.value("message", ""));
   }
   for (const auto& n : screen.value("notes", json::array()))
     out += Located(path, n["line"], "note: " + n.value("message", ""));
-  out += path + ": " + screen.value("verdict", "?") + " (" + std::to_string(rejects) +
-         " reject, " + std::to_string(warns) + " warn; policy " + screen.value("policy", "?") +
-         ", backend " + screen.value("backend", "?") + ")\n";
+  out += path + ": " + screen.value("verdict", "?") + " (" + std::to_string(rejects) + " reject, " +
+         std::to_string(warns) + " warn; policy " + screen.value("policy", "?") + ", backend " +
+         screen.value("backend", "?") + ")\n";
   return out;
 }
 
-class ScreenCommandImpl : public ScreenCommand {
+class ScreenCommandImpl : public Command {
  public:
   ScreenCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("screen", "Statically screen candidates for integrity rule violations");
@@ -82,18 +81,19 @@ class ScreenCommandImpl : public ScreenCommand {
 
  private:
   // Runs the worker op; on failure says why on stderr and returns false.
-  bool Screen(const worker::WorkerConfig& config, const std::string& path,
-              const std::string& backend, json* screen) {
+  bool Screen(const worker::WorkerConfig& config, const std::string& path, const std::string& backend, json* screen) {
     worker::WorkerCall call;
-    call.request = {{"op", "screen"}, {"candidate_path", util::AbsolutePath(path)},
-                    {"backend", backend}, {"policy", policy_}};
+    call.request = {
+        {"op", "screen"}, {"candidate_path", util::AbsolutePath(path)}, {"backend", backend}, {"policy", policy_}};
     call.env = {{"CUDA_VISIBLE_DEVICES", ""}};
     call.wall_limit_s = kScreenTimeoutS;
     call.max_rss_bytes = kScreenMaxRssBytes;
     worker::WorkerReply reply = worker::RunWorker(config, call);
     std::string why;
-    if (!reply.protocol_error.empty()) why = reply.protocol_error;
-    else if (!reply.result) why = "the worker " + worker::DescribeEnd(reply.process) + " without a result";
+    if (!reply.protocol_error.empty())
+      why = reply.protocol_error;
+    else if (!reply.result)
+      why = "the worker " + worker::DescribeEnd(reply.process) + " without a result";
     else if (!reply.result->value("ok", false) || !(*reply.result)["screen"].is_object())
       why = reply.result->value("error", json::object()).dump();
     if (!why.empty()) {
@@ -114,7 +114,7 @@ class ScreenCommandImpl : public ScreenCommand {
 };
 }  // namespace
 
-std::unique_ptr<ScreenCommand> AddScreenCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddScreenCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<ScreenCommandImpl>(app, argv0);
 }
 

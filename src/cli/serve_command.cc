@@ -1,4 +1,4 @@
-#include "cli/serve_command.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,11 +6,11 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/stop_signals.h"
+#include "cli/verifier_flags.h"
 #include "service/api_server.h"
 #include "service/scheduler.h"
 #include "store/job_store.h"
-#include "cli/stop_signals.h"
-#include "cli/verifier_flags.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify/sample.h"
@@ -19,22 +19,25 @@
 namespace kz::cli {
 namespace {
 
-
-class ServeCommandImpl : public ServeCommand {
+class ServeCommandImpl : public Command {
  public:
   ServeCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("serve", "Serve the verifier over HTTP (docs/api.md)");
     c->add_option("--host", host_, "Address to listen on")->capture_default_str();
     c->add_option("--port", port_, "Port to listen on")->capture_default_str()->check(CLI::Range(1, 65535));
     c->add_option("--db", db_, "SQLite results store (default <cache-dir>/serve/jobs.db)");
-    c->add_option("--max-queue", max_queue_, "Queued jobs at most; more get 429")->capture_default_str()
+    c->add_option("--max-queue", max_queue_, "Queued jobs at most; more get 429")
+        ->capture_default_str()
         ->check(CLI::PositiveNumber);
     c->add_option("--max-body-bytes", limits_.max_body_bytes, "Largest /v1/verify body; larger get 413")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     c->add_option("--max-batch", limits_.max_batch_samples, "Most samples in one /v1/batch; more get 413")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     c->add_option("--max-batch-bytes", limits_.max_batch_bytes, "Largest /v1/batch body; larger get 413")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     c->add_option("--wait-timeout", wait_s_, "Seconds a ?wait=true request waits at most")->capture_default_str();
     c->add_option("--shutdown-grace", shutdown_grace_s_,
                   "SIGINT/SIGTERM: seconds the running jobs get to finish; then they are killed and run "
@@ -42,9 +45,11 @@ class ServeCommandImpl : public ServeCommand {
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
     c->add_option("--device", device_, "Use only this GPU (one slot); default: every GPU, one slot each");
-    c->add_option("--gpus", gpu_list_, "Use only these GPU indexes, one slot each (e.g. 0,1,3)")->delimiter(',')
+    c->add_option("--gpus", gpu_list_, "Use only these GPU indexes, one slot each (e.g. 0,1,3)")
+        ->delimiter(',')
         ->excludes("--device");
-    c->add_option("--cpu-slots", cpu_slots_, "CPU mode: samples run at once")->capture_default_str()
+    c->add_option("--cpu-slots", cpu_slots_, "CPU mode: samples run at once")
+        ->capture_default_str()
         ->check(CLI::Range(1, 256));
     c->add_option("--gpu-concurrency", o_.gpu_concurrency,
                   "Slots per GPU sharing it through its gate: correctness stages at once, timing exclusive "
@@ -66,10 +71,7 @@ class ServeCommandImpl : public ServeCommand {
         ->check(CLI::IsMember({"idle", "nice", "normal"}));
     c->add_flag("--no-run", no_run_, "Accept and store jobs but run none (load tests; they stay queued)");
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present");
-    c->add_option("--timing-ci", o_.timing_ci_rel,
-                  "Default adaptive timing (the request option timing_ci overrides): stop once both medians' "
-                  "95 % intervals are within this fraction; 0 (default): the fixed rule")
-        ->check(CLI::Range(0.0, 0.5));
+    AddTimingCiOption(c, &o_.timing_ci_rel, "the default of requests (their option timing_ci overrides it)");
     AddVerifierOptions(c, &o_, &sandbox_, {"require", "Default integrity policy: strict or kernelbench"});
     cmd_ = c;
   }
@@ -142,10 +144,7 @@ class ServeCommandImpl : public ServeCommand {
     limits_.wait_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_s_ * 1000));
   }
 
-  int Usage(const std::string& msg) {
-    std::cerr << "kz serve: " << msg << "\n";
-    return verify::kExitUsage;
-  }
+  int Usage(const std::string& msg) { return UsageError("kz serve", msg); }
 
   std::string argv0_;
   CLI::App* cmd_ = nullptr;
@@ -161,11 +160,16 @@ class ServeCommandImpl : public ServeCommand {
   std::string queue_url_, queue_prefix_ = "kz";
   size_t cpu_slots_ = 1, build_threads_ = 0;
   service::ApiLimits limits_;
-  verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; o.footprint = true; return o; }();
+  verify::VerifyOptions o_ = [] {
+    verify::VerifyOptions o;
+    o.jobs = 0;
+    o.footprint = true;
+    return o;
+  }();
 };
 }  // namespace
 
-std::unique_ptr<ServeCommand> AddServeCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddServeCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<ServeCommandImpl>(app, argv0);
 }
 

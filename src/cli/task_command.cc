@@ -1,4 +1,4 @@
-#include "cli/task_command.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -133,7 +133,7 @@ int ExitFor(const json& tc) {
   return verify::kExitInternal;
 }
 
-class TaskCommandImpl : public TaskCommand {
+class TaskCommandImpl : public Command {
  public:
   TaskCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     group_ = app.add_subcommand("task", "Check reference tasks");
@@ -236,10 +236,7 @@ class TaskCommandImpl : public TaskCommand {
     return false;
   }
 
-  int Usage(const std::string& msg) const {
-    std::cerr << "kz task check: " << msg << "\n";
-    return verify::kExitUsage;
-  }
+  int Usage(const std::string& msg) const { return UsageError("kz task check", msg); }
 
   std::string argv0_, path_;
   CLI::App* group_ = nullptr;
@@ -252,7 +249,7 @@ class TaskCommandImpl : public TaskCommand {
 };
 }  // namespace
 
-std::unique_ptr<TaskCommand> AddTaskCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddTaskCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<TaskCommandImpl>(app, argv0);
 }
 

@@ -1,18 +1,18 @@
-#include "cli/train_command.h"
+#include "cli/commands.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
 
-#include "scoring/verdict_log.h"
 #include "curriculum/catalog.h"
 #include "generate/prompt.h"
-#include "train/rollout.h"
-#include "train/run_config.h"
+#include "scoring/verdict_log.h"
 #include "train/report.h"
 #include "train/rft_data.h"
+#include "train/rollout.h"
 #include "train/run_compare.h"
+#include "train/run_config.h"
 #include "train/teacher.h"
 #include "train/train_loop.h"
 #include "util/fs.h"
@@ -28,8 +28,10 @@ using nlohmann::json;
 constexpr const char* kTeacherFormat = "kz.teacher/1";
 
 json OptionsJson(const train::TeacherOptions& o) {
-  return {{"format", kTeacherFormat}, {"seed", o.seed}, {"families", o.families}, {"max_chain", o.max_chain},
-          {"max_elements", o.max_elements}, {"rows", {o.min_rows, o.max_rows}}, {"cols", {o.min_cols, o.max_cols}}};
+  return {{"format", kTeacherFormat},        {"seed", o.seed},
+          {"families", o.families},          {"max_chain", o.max_chain},
+          {"max_elements", o.max_elements},  {"rows", {o.min_rows, o.max_rows}},
+          {"cols", {o.min_cols, o.max_cols}}};
 }
 
 // The SFT record of a correct pair: the Coder's own prompt (the shipped Triton template,
@@ -40,19 +42,24 @@ json SftRecord(const train::TeacherPair& p, const generate::PromptTemplate& t) {
   o.prompt_template = t.text;
   std::string prompt, err;
   train::RenderCoderPrompt(task, o, &prompt, &err);  // the shipped template renders (it was loaded)
-  return {{"id", p.id}, {"family", p.family}, {"prompt", prompt},
-          {"completion", "```python\n" + p.kernel_source + "```"}, {"template", t.name}};
+  return {{"id", p.id},
+          {"family", p.family},
+          {"prompt", prompt},
+          {"completion", "```python\n" + p.kernel_source + "```"},
+          {"template", t.name}};
 }
 
-class TrainCommandImpl : public TrainCommand {
+class TrainCommandImpl : public Command {
  public:
   TrainCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* train = app.add_subcommand("train", "Training (docs/training.md): kz train --config RUN.toml --out RUN_DIR");
     train->require_subcommand(0, 1);
     train->add_option("--config", config_path_, "The run config (TOML; docs/training.md, \"The run config\")");
     train->add_option("--out", run_out_, "The run directory (created, or resumed)");
-    auto* t = teacher_ = train->add_subcommand("teacher", "Template teacher: (task, Triton kernel) pairs for the SFT cold start");
-    t->add_option("--out", out_, "Run directory (tasks/, kernels/, pairs.jsonl, verdicts.jsonl, sft.jsonl)")->required();
+    auto* t = teacher_ =
+        train->add_subcommand("teacher", "Template teacher: (task, Triton kernel) pairs for the SFT cold start");
+    t->add_option("--out", out_, "Run directory (tasks/, kernels/, pairs.jsonl, verdicts.jsonl, sft.jsonl)")
+        ->required();
     t->add_option("--pairs", pairs_, "Pairs to make")->required()->check(CLI::Range(1, 1000000));
     t->add_option("--seed", o_.seed, "Seed (default 1)");
     t->add_option("--families", o_.families, "Only these: elementwise, broadcast, row_reduce, softmax")->delimiter(',');
@@ -64,24 +71,30 @@ class TrainCommandImpl : public TrainCommand {
     t->add_flag("--cpu", v_.cpu_only, "Verify on the CPU (Triton under the interpreter) even with a GPU");
     t->add_option("--timeout", v_.timeout_s, "Wall-time limit of one pair's run, seconds (default 300)");
     t->add_option("-j,--jobs", v_.jobs, "Builds and screens at once (default 1)");
-    auto* f = rft_ = train->add_subcommand("rft", "Diversity-preserving RFT data: the runs' verified-correct samples as SFT pairs");
+    auto* f = rft_ =
+        train->add_subcommand("rft", "Diversity-preserving RFT data: the runs' verified-correct samples as SFT pairs");
     f->add_option("runs", rft_o_.runs, "kz train run directories")->required();
     f->add_option("--out", rft_o_.out, "The SFT file to write (JSON lines; a next run's [sft] data)")->required();
     f->add_option("--per-task", rft_o_.per_task, "Samples per task at most (default 4)")->check(CLI::Range(1, 10000));
     f->add_option("--backend", rft_o_.backend, "The Coder's kernel language, for its prompt (default triton)")
         ->check(CLI::IsMember({"triton", "cuda"}));
-    auto* cmp = compare_ = train->add_subcommand("compare", "Two runs' evaluations task by task (B - A, paired intervals)");
+    auto* cmp = compare_ =
+        train->add_subcommand("compare", "Two runs' evaluations task by task (B - A, paired intervals)");
     cmp->add_option("a", compare_o_.run_a, "Run A (the baseline), a kz train run directory")->required();
     cmp->add_option("b", compare_o_.run_b, "Run B")->required();
     cmp->add_option("--unit", compare_o_.unit, "The evaluation unit (default: the last one both finished)");
     cmp->add_option("--out", compare_o_.out_dir, "Where to write compare.md and compare.json (default B/compare)");
-    cmp->add_option("--resamples", compare_o_.resamples, "Bootstrap resamples (default 10000)")->check(CLI::Range(100, 10000000));
+    cmp->add_option("--resamples", compare_o_.resamples, "Bootstrap resamples (default 10000)")
+        ->check(CLI::Range(100, 10000000));
     cmp->add_option("--level", compare_o_.level, "Interval level (default 0.95)")->check(CLI::Range(0.5, 0.999));
     cmp->add_option("--seed", compare_o_.seed, "Bootstrap seed (default 1)");
-    auto* r = report_ = train->add_subcommand("report", "Tables, paired bootstrap intervals and plots of a run directory");
+    auto* r = report_ =
+        train->add_subcommand("report", "Tables, paired bootstrap intervals and plots of a run directory");
     r->add_option("run", report_o_.run_dir, "The run directory (kz train --out)")->required();
-    r->add_option("--out", report_o_.out_dir, "Where to write report.md, report.json, coder.svg, eval.svg (default RUN/report)");
-    r->add_option("--resamples", report_o_.resamples, "Bootstrap resamples (default 10000)")->check(CLI::Range(100, 10000000));
+    r->add_option("--out", report_o_.out_dir,
+                  "Where to write report.md, report.json, coder.svg, eval.svg (default RUN/report)");
+    r->add_option("--resamples", report_o_.resamples, "Bootstrap resamples (default 10000)")
+        ->check(CLI::Range(100, 10000000));
     r->add_option("--level", report_o_.level, "Interval level (default 0.95)")->check(CLI::Range(0.5, 0.999));
     r->add_option("--seed", report_o_.seed, "Bootstrap seed (default 1)");
   }
@@ -126,8 +139,8 @@ class TrainCommandImpl : public TrainCommand {
     };
     generate::PromptTemplate t;
     std::string err;
-    if (!generate::LoadTemplate(generate::LocatePromptsDir(argv0_) + "/" + generate::DefaultTemplateName(rft_o_.backend, false),
-                                &t, &err))
+    if (!generate::LoadTemplate(
+            generate::LocatePromptsDir(argv0_) + "/" + generate::DefaultTemplateName(rft_o_.backend, false), &t, &err))
       return fail(err);
     rft_o_.prompt_template = t.text;
     train::RftDataReport r;
@@ -153,9 +166,16 @@ class TrainCommandImpl : public TrainCommand {
       if (!util::WriteFileAtomic(TaskPath(p), p.task_source, &err) ||
           !util::WriteFileAtomic(KernelPath(p), p.kernel_source, &err))
         return Usage(err);
-      listing += json{{"id", p.id}, {"family", p.family}, {"ops", p.ops}, {"rows", p.rows}, {"cols", p.cols},
-                      {"task", TaskPath(p)}, {"candidate", KernelPath(p)}, {"backend", "triton"}}
-                     .dump() + "\n";
+      listing += json{{"id", p.id},
+                      {"family", p.family},
+                      {"ops", p.ops},
+                      {"rows", p.rows},
+                      {"cols", p.cols},
+                      {"task", TaskPath(p)},
+                      {"candidate", KernelPath(p)},
+                      {"backend", "triton"}}
+                     .dump() +
+                 "\n";
     }
     if (!util::WriteFileAtomic(out_ + "/pairs.jsonl", listing, &err)) return Usage(err);
     std::cerr << "kz train teacher: " << pairs.size() << " pairs in " << out_ << "\n";
@@ -164,10 +184,7 @@ class TrainCommandImpl : public TrainCommand {
 
   std::string TaskPath(const train::TeacherPair& p) const { return out_ + "/tasks/" + p.id + ".py"; }
   std::string KernelPath(const train::TeacherPair& p) const { return out_ + "/kernels/" + p.id + ".py"; }
-  static int Usage(const std::string& why) {
-    std::cerr << "kz train teacher: " << why << "\n";
-    return verify::kExitUsage;
-  }
+  static int Usage(const std::string& why) { return UsageError("kz train teacher", why); }
 
   // A run directory holds one option set: another one would mix two sequences.
   int CheckOptions() {
@@ -211,7 +228,8 @@ int TrainCommandImpl::RunLoop() {
     std::cerr << "kz train: " << why << "\n";
     return verify::kExitUsage;
   };
-  if (config_path_.empty() || run_out_.empty()) return usage("--config and --out are required (or a subcommand: teacher)");
+  if (config_path_.empty() || run_out_.empty())
+    return usage("--config and --out are required (or a subcommand: teacher)");
   train::TrainLoopOptions o;
   std::string err;
   if (!util::ReadFile(config_path_, &o.config_text, &err)) return usage(err);
@@ -231,7 +249,8 @@ int TrainCommandImpl::RunLoop() {
   if (pr.steps_per_round > 0) {  // the Proposer phase: its model, catalog, statistics, prompt
     if (pr.catalog.empty()) pr.catalog = curriculum::DefaultCatalogPath(argv0_);
     for (const auto& [what, path] : {std::pair{"model", pr.model}, {"catalog", pr.catalog}, {"stats", pr.stats}})
-      if (!path.empty() && !util::PathExists(path)) return usage(std::string("[proposer] ") + what + " " + path + " does not exist");
+      if (!path.empty() && !util::PathExists(path))
+        return usage(std::string("[proposer] ") + what + " " + path + " does not exist");
     generate::PromptTemplate pt;
     if (!generate::LoadTemplate(prompts + "/proposer_module.v1.txt", &pt, &err)) return usage(err);
     o.proposer_template = pt.text;
@@ -272,16 +291,22 @@ int TrainCommandImpl::VerifyPairs(const std::vector<train::TeacherPair>& pairs) 
     verify::Verifier verifier(worker::LocateWorker(argv0_), v_, gpus);
     verifier.VerifyAll(samples, [&](size_t i, const json& v) {
       const auto& p = *pending[i];
-      json r = {{"task", p.id}, {"sample", 0}, {"code_xxh", util::Hash128Hex(p.kernel_source)}, {"family", p.family},
-                {"status", v.value("status", "?")}, {"reason", v.value("reason", "")}};
+      json r = {{"task", p.id},
+                {"sample", 0},
+                {"code_xxh", util::Hash128Hex(p.kernel_source)},
+                {"family", p.family},
+                {"status", v.value("status", "?")},
+                {"reason", v.value("reason", "")}};
       if (!log.Append(r, &err)) std::cerr << "kz train teacher: " << err << "\n";
       done[key(p)] = r;
-      std::cerr << "kz train teacher: " << i + 1 << "/" << samples.size() << " " << p.id << ": " << r["status"].get<std::string>() << "\n";
+      std::cerr << "kz train teacher: " << i + 1 << "/" << samples.size() << " " << p.id << ": "
+                << r["status"].get<std::string>() << "\n";
     });
   }
   generate::PromptTemplate t;
   std::string prompts = generate::LocatePromptsDir(argv0_);
-  if (!generate::LoadTemplate(prompts + "/" + generate::DefaultTemplateName("triton", false), &t, &err)) return Usage(err);
+  if (!generate::LoadTemplate(prompts + "/" + generate::DefaultTemplateName("triton", false), &t, &err))
+    return Usage(err);
   std::string sft;
   std::map<std::string, std::pair<int, int>> by_family;  // correct, all
   for (const auto& p : pairs) {
@@ -298,13 +323,14 @@ int TrainCommandImpl::VerifyPairs(const std::vector<train::TeacherPair>& pairs) 
     std::printf("%-13s %7d / %d\n", f.c_str(), n.first, n.second);
     correct += n.first;
   }
-  std::cout << "all           " << correct << " / " << pairs.size() << "; sft.jsonl holds the " << correct << " correct\n";
+  std::cout << "all           " << correct << " / " << pairs.size() << "; sft.jsonl holds the " << correct
+            << " correct\n";
   return correct == int(pairs.size()) ? 0 : 1;
 }
 
 }  // namespace
 
-std::unique_ptr<TrainCommand> AddTrainCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddTrainCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<TrainCommandImpl>(app, argv0);
 }
 

@@ -18,6 +18,14 @@ void AddVerifierOptions(CLI::App* c, verify::VerifyOptions* o, SandboxFlags* san
   c->add_option("--policy", o->policy, texts.policy_help)->check(CLI::IsMember({"strict", "kernelbench"}));
 }
 
+void AddTimingCiOption(CLI::App* c, double* ci, const std::string& whose) {
+  c->add_option("--timing-ci", *ci,
+                "Adaptive timing: stop once both medians' 95 % intervals are within this fraction (e.g. 0.02); "
+                "0 (default): 30+ calls until the medians move < 1 %; " +
+                    whose)
+      ->check(CLI::Range(0.0, 0.5));
+}
+
 void FinishVerifierOptions(verify::VerifyOptions* o) {
   if (o->cache_dir.empty()) o->cache_dir = verify::DefaultCacheDir();
   o->cache_dir = util::AbsolutePath(o->cache_dir);

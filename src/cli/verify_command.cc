@@ -1,4 +1,4 @@
-#include "cli/verify_command.h"
+#include "cli/commands.h"
 
 #include <unistd.h>
 
@@ -21,15 +21,14 @@ namespace kz::cli {
 namespace {
 using nlohmann::json;
 
-class VerifyCommandImpl : public VerifyCommand {
+class VerifyCommandImpl : public Command {
  public:
   VerifyCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("verify", "Verify candidate kernels against PyTorch reference tasks");
     c->option_defaults()->always_capture_default();
     c->add_option("--ref", ref_, "Reference task file (Model, get_inputs, get_init_inputs)");
     c->add_option("--candidate", candidate_, "Candidate file (ModelNew)");
-    c->add_option("--manifest", manifest_,
-                  "JSONL file of samples: {task, candidate, backend, expect_gpu, expect_cpu}");
+    c->add_option("--manifest", manifest_, "JSONL file of samples: {task, candidate, backend, expect_gpu, expect_cpu}");
     c->add_option("--backend", backend_, "cuda or triton (default: detected from the candidate)")
         ->check(CLI::IsMember({"cuda", "triton"}));
     c->add_option("--device", device_, "GPU index to run on (default: the first GPU)");
@@ -42,17 +41,17 @@ class VerifyCommandImpl : public VerifyCommand {
     c->add_option("--rel-l2", rel_l2_, "Bound on ||out-ref||/||ref|| (default per dtype)");
     c->add_flag("--no-timing", no_timing_, "Skip timing");
     c->add_option("--timing-budget", o_.timing_budget_s, "Seconds of timing per sample at most");
-    c->add_option("--timing-ci", o_.timing_ci_rel,
-                  "Adaptive timing: stop once both medians' 95 % intervals are within this fraction (e.g. 0.02; "
-                  "default 0: 30+ calls until the medians move < 1 %)")
-        ->check(CLI::Range(0.0, 0.5));
+    AddTimingCiOption(c, &o_.timing_ci_rel, "for every sample of this run");
     AddVerifierOptions(c, &o_, &sandbox_, {"best-effort", "Integrity policy: strict (default) or kernelbench"});
     c->add_option("--max-source-mib", max_source_mib_, "Largest task or candidate file accepted, MiB (default 8)")
         ->check(CLI::PositiveNumber);
-    c->add_option("--gpu-concurrency", o_.gpu_concurrency,
-                  "Samples run at once on the device: correctness shared, timing exclusive (default 1; docs/throughput.md)")
+    c->add_option(
+         "--gpu-concurrency", o_.gpu_concurrency,
+         "Samples run at once on the device: correctness shared, timing exclusive (default 1; docs/throughput.md)")
         ->check(CLI::Range(1, 64));
-    c->add_option("--cache-max-gib", cache_max_gib_, "Size bound of the cache directory (extensions, extractions, precompiled headers), GiB (LRU; default 20)")
+    c->add_option(
+         "--cache-max-gib", cache_max_gib_,
+         "Size bound of the cache directory (extensions, extractions, precompiled headers), GiB (LRU; default 20)")
         ->check(CLI::PositiveNumber);
     c->add_option("--arch", o_.arch_list, "CUDA arch to build for (default: the GPU's, else 9.0)");
     c->add_option("--min-candidate-share", o_.min_candidate_share,
@@ -80,14 +79,16 @@ class VerifyCommandImpl : public VerifyCommand {
     if (int rc = CollectSamples(!gpus.empty(), &samples); rc != 0) return rc;
     FinishOptions();
     if (device_ && std::none_of(gpus.begin(), gpus.end(), [&](auto& g) { return g.index == *device_; })) {
-      std::cerr << "kz verify: no GPU with index " << *device_ << " on this host ("
-                << gpus.size() << " found)\n";
+      std::cerr << "kz verify: no GPU with index " << *device_ << " on this host (" << gpus.size() << " found)\n";
       return verify::kExitUsage;
     }
     worker::WorkerConfig worker = worker::LocateWorker(argv0_);
     if (std::string err; !ApplySandbox(sandbox_, o_.cache_dir, &worker, &err)) return Usage(err);
     verify::Verifier verifier(worker, o_, gpus);
-    if (!verifier.on_gpu()) util::LogInfo("no GPU in use: references run on the CPU, Triton under TRITON_INTERPRET=1, CUDA candidates are compiled only");
+    if (!verifier.on_gpu())
+      util::LogInfo(
+          "no GPU in use: references run on the CPU, Triton under TRITON_INTERPRET=1, CUDA candidates are compiled "
+          "only");
     int mismatches = 0;
     std::map<std::string, int> counts;
     auto verdicts = verifier.VerifyAll(samples, [&](size_t i, const json& v) {
@@ -95,15 +96,15 @@ class VerifyCommandImpl : public VerifyCommand {
       counts[v.value("status", "?")]++;
       if (samples[i].expect && *samples[i].expect != v.value("status", "")) {
         ++mismatches;
-        std::cerr << "kz verify: " << samples[i].label << ": expected " << *samples[i].expect
-                  << ", got " << v.value("status", "?") << "\n";
+        std::cerr << "kz verify: " << samples[i].label << ": expected " << *samples[i].expect << ", got "
+                  << v.value("status", "?") << "\n";
       }
     });
     if (manifest_.empty()) return verify::ExitCode(verify::VerdictStatus(verdicts.front()));
     std::string tally;
     for (auto& [k, n] : counts) tally += " " + k + "=" + std::to_string(n);
-    std::cerr << "kz verify: " << verdicts.size() << " samples:" << tally << "; "
-              << (verdicts.size() - mismatches) << "/" << verdicts.size() << " as expected\n";
+    std::cerr << "kz verify: " << verdicts.size() << " samples:" << tally << "; " << (verdicts.size() - mismatches)
+              << "/" << verdicts.size() << " as expected\n";
     return mismatches == 0 ? 0 : 1;
   }
 
@@ -147,10 +148,7 @@ class VerifyCommandImpl : public VerifyCommand {
     if (o_.jobs <= 0) o_.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
   }
 
-  int Usage(const std::string& msg) {
-    std::cerr << "kz verify: " << msg << "\n";
-    return verify::kExitUsage;
-  }
+  int Usage(const std::string& msg) { return UsageError("kz verify", msg); }
 
   std::string argv0_;
   CLI::App* cmd_ = nullptr;
@@ -162,11 +160,15 @@ class VerifyCommandImpl : public VerifyCommand {
   bool json_ = false, no_timing_ = false, plain_build_ = false, no_screen_ = false, no_integrity_ = false;
   bool self_check_ = false;
   SandboxFlags sandbox_;
-  verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; return o; }();
+  verify::VerifyOptions o_ = [] {
+    verify::VerifyOptions o;
+    o.jobs = 0;
+    return o;
+  }();
 };
 }  // namespace
 
-std::unique_ptr<VerifyCommand> AddVerifyCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddVerifyCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<VerifyCommandImpl>(app, argv0);
 }
 

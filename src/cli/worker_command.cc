@@ -1,4 +1,4 @@
-#include "cli/worker_command.h"
+#include "cli/commands.h"
 
 #include <unistd.h>
 
@@ -6,16 +6,15 @@
 #include <iostream>
 #include <thread>
 
-#include "queue/queue_worker.h"
 #include "cli/stop_signals.h"
 #include "cli/verifier_flags.h"
+#include "queue/queue_worker.h"
 #include "util/fs.h"
 #include "verify/device.h"
 #include "verify/status.h"
 
 namespace kz::cli {
 namespace {
-
 
 constexpr const char* kNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
 
@@ -28,7 +27,7 @@ std::string DefaultName() {
   return name.substr(0, 48) + "-" + std::to_string(getpid());
 }
 
-class WorkerCommandImpl : public WorkerCommand {
+class WorkerCommandImpl : public Command {
  public:
   WorkerCommandImpl(CLI::App& app, std::string argv0) : argv0_(std::move(argv0)) {
     auto* c = app.add_subcommand("worker", "Verify jobs from a Redis Streams queue (docs/queue.md)");
@@ -39,9 +38,12 @@ class WorkerCommandImpl : public WorkerCommand {
     c->add_flag("--cpu", o_.cpu_only, "Never use a GPU, even if one is present")->excludes(gpu);
     c->add_option("--reclaim-after", reclaim_s_,
                   "Seconds a claimed job may go without a heartbeat before other workers take it over")
-        ->capture_default_str()->check(CLI::Range(0.5, 86400.0));
-    c->add_option("--max-deliveries", max_deliveries_, "A job handed out more often than this fails (it keeps killing workers)")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::Range(0.5, 86400.0));
+    c->add_option("--max-deliveries", max_deliveries_,
+                  "A job handed out more often than this fails (it keeps killing workers)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     c->add_option("--gpu-concurrency", o_.gpu_concurrency,
                   "Consumers in this process sharing the GPU through its gate: correctness stages at once, timing "
                   "exclusive (default 1; docs/throughput.md); named NAME.0 .. NAME.K-1")
@@ -101,10 +103,7 @@ class WorkerCommandImpl : public WorkerCommand {
     q_.reclaim_after = std::chrono::milliseconds(static_cast<int64_t>(reclaim_s_ * 1000));
   }
 
-  int Usage(const std::string& msg) {
-    std::cerr << "kz worker: " << msg << "\n";
-    return verify::kExitUsage;
-  }
+  int Usage(const std::string& msg) { return UsageError("kz worker", msg); }
 
   std::string argv0_;
   CLI::App* cmd_ = nullptr;
@@ -115,11 +114,16 @@ class WorkerCommandImpl : public WorkerCommand {
   double reclaim_s_ = 60;
   int64_t max_deliveries_ = 5;
   bool no_prestart_ = false;
-  verify::VerifyOptions o_ = [] { verify::VerifyOptions o; o.jobs = 0; o.footprint = true; return o; }();
+  verify::VerifyOptions o_ = [] {
+    verify::VerifyOptions o;
+    o.jobs = 0;
+    o.footprint = true;
+    return o;
+  }();
 };
 }  // namespace
 
-std::unique_ptr<WorkerCommand> AddWorkerCommand(CLI::App& app, const std::string& argv0) {
+std::unique_ptr<Command> AddWorkerCommand(CLI::App& app, const std::string& argv0) {
   return std::make_unique<WorkerCommandImpl>(app, argv0);
 }
 
