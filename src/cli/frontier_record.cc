@@ -17,17 +17,15 @@ namespace kz::cli {
 namespace {
 using nlohmann::json;
 namespace cur = kz::curriculum;
-
-int Fail(const std::string& what) { return UsageError("kz", what); }
 }  // namespace
 
 int RecordAttempts(const std::string& db, int64_t id, int round, int attempts, int successes) {
   std::string err;
-  if (!util::PathExists(db)) return Fail("no frontier pool at " + db);
+  if (!util::PathExists(db)) return UsageError("kz", "no frontier pool at " + db);
   auto pool = cur::FrontierPool::Open(db, &err);
-  if (!pool || !pool->RecordAttempts(id, round, attempts, successes, &err)) return Fail(err);
+  if (!pool || !pool->RecordAttempts(id, round, attempts, successes, &err)) return UsageError("kz", err);
   std::vector<cur::PoolEntry> entries;
-  if (!pool->List(&entries, &err)) return Fail(err);
+  if (!pool->List(&entries, &err)) return UsageError("kz", err);
   for (const auto& e : entries)
     if (e.id == id)
       std::cout << json{{"id", id},
@@ -46,11 +44,11 @@ int ProposalRewards(const std::string& run, const std::string& db, double penalt
   if (!db.empty()) {
     auto pool = cur::FrontierPool::Open(db, &err);
     std::vector<cur::PoolEntry> entries;
-    if (!pool || !pool->List(&entries, &err)) return Fail(err);
+    if (!pool || !pool->List(&entries, &err)) return UsageError("kz", err);
     for (auto& e : entries) by_hash.emplace(e.module.hash, std::move(e));
   }
   scoring::LoadedLog log = scoring::LoadVerdictLog(run + "/validation.jsonl");
-  if (log.records.empty()) return Fail(run + "/validation.jsonl: no validated proposals");
+  if (log.records.empty()) return UsageError("kz", run + "/validation.jsonl: no validated proposals");
   std::string out;
   size_t rewarded = 0, pending = 0;
   for (const auto& [_, r] : log.records) {
@@ -70,7 +68,7 @@ int ProposalRewards(const std::string& run, const std::string& db, double penalt
     if (o.valid && o.attempts) j["p_hat"] = static_cast<double>(o.successes) / o.attempts;
     out += j.dump() + "\n";
   }
-  if (!util::WriteFileAtomic(run + "/rewards.jsonl", out, &err)) return Fail(err);
+  if (!util::WriteFileAtomic(run + "/rewards.jsonl", out, &err)) return UsageError("kz", err);
   std::cout << out;
   std::cerr << "kz propose rewards: " << rewarded << " rewarded, " << pending << " valid without Coder attempts\n";
   return 0;

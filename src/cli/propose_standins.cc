@@ -15,8 +15,6 @@ namespace kz::cli {
 namespace {
 using nlohmann::json;
 namespace cur = kz::curriculum;
-
-int Fail(const std::string& what) { return UsageError("kz propose standins", what); }
 }  // namespace
 
 CLI::App* AddStandinsCommand(CLI::App* propose, StandinArgs* a) {
@@ -32,10 +30,11 @@ CLI::App* AddStandinsCommand(CLI::App* propose, StandinArgs* a) {
 int RunStandins(const StandinArgs& a, const cur::Catalog& c) {
   std::string err;
   cur::Stats stats;
-  if (!a.stats.empty() && !cur::LoadStats(a.stats, c, &stats, &err)) return Fail(err);
+  if (!a.stats.empty() && !cur::LoadStats(a.stats, c, &stats, &err)) return UsageError("kz propose standins", err);
   cur::Sampler sampler;
-  if (!sampler.Init(c.size(), a.stats.empty() ? nullptr : &stats, a.sampler, &err)) return Fail(err);
-  if (!util::MakeDirs(a.out + "/modules", &err)) return Fail(err);
+  if (!sampler.Init(c.size(), a.stats.empty() ? nullptr : &stats, a.sampler, &err))
+    return UsageError("kz propose standins", err);
+  if (!util::MakeDirs(a.out + "/modules", &err)) return UsageError("kz propose standins", err);
   std::string sets, manifest;
   size_t written = 0;
   for (size_t j = 0; j < a.sets; ++j) {
@@ -43,15 +42,15 @@ int RunStandins(const StandinArgs& a, const cur::Catalog& c) {
     json line = cur::ApiSetLine(c, j, d);
     std::string id = line["id"], text;
     sets += line.dump() + "\n";
-    if (!cur::StandinModule(c, d.apis, &text, &err)) return Fail(id + ": " + err);
+    if (!cur::StandinModule(c, d.apis, &text, &err)) return UsageError("kz propose standins", id + ": " + err);
     std::string rel = "modules/" + id + ".py";
-    if (!util::WriteFileAtomic(a.out + "/" + rel, text, &err)) return Fail(err);
+    if (!util::WriteFileAtomic(a.out + "/" + rel, text, &err)) return UsageError("kz propose standins", err);
     manifest += json{{"path", rel}, {"apis", line["ids"]}, {"set", id}}.dump() + "\n";
     ++written;
   }
   if (!util::WriteFileAtomic(a.out + "/sets.jsonl", sets, &err) ||
       !util::WriteFileAtomic(a.out + "/manifest.jsonl", manifest, &err))
-    return Fail(err);
+    return UsageError("kz propose standins", err);
   std::cout << json{{"sets", a.sets},
                     {"modules", written},
                     {"k", a.sampler.k},

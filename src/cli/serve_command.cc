@@ -160,12 +160,7 @@ class ServeCommandImpl : public Command {
   std::string queue_url_, queue_prefix_ = "kz";
   size_t cpu_slots_ = 1, build_threads_ = 0;
   service::ApiLimits limits_;
-  verify::VerifyOptions o_ = [] {
-    verify::VerifyOptions o;
-    o.jobs = 0;
-    o.footprint = true;
-    return o;
-  }();
+  verify::VerifyOptions o_ = ServiceVerifyDefaults();
 };
 }  // namespace
 

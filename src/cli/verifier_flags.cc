@@ -26,6 +26,13 @@ void AddTimingCiOption(CLI::App* c, double* ci, const std::string& whose) {
       ->check(CLI::Range(0.0, 0.5));
 }
 
+verify::VerifyOptions ServiceVerifyDefaults() {
+  verify::VerifyOptions o;
+  o.jobs = 0;
+  o.footprint = true;
+  return o;
+}
+
 void FinishVerifierOptions(verify::VerifyOptions* o) {
   if (o->cache_dir.empty()) o->cache_dir = verify::DefaultCacheDir();
   o->cache_dir = util::AbsolutePath(o->cache_dir);

@@ -24,6 +24,10 @@ void AddVerifierOptions(CLI::App* c, verify::VerifyOptions* o, SandboxFlags* san
 // (e.g. "the request option timing_ci overrides it").
 void AddTimingCiOption(CLI::App* c, double* ci, const std::string& whose);
 
+// The options kz serve and kz worker start from: jobs left to FinishVerifierOptions (0), and
+// footprints on (a sample's footprint decides its GPU slot).
+verify::VerifyOptions ServiceVerifyDefaults();
+
 // After parsing: the default cache directory (made absolute) and jobs = cores / 2 when unset.
 void FinishVerifierOptions(verify::VerifyOptions* o);
 

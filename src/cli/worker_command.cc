@@ -114,12 +114,7 @@ class WorkerCommandImpl : public Command {
   double reclaim_s_ = 60;
   int64_t max_deliveries_ = 5;
   bool no_prestart_ = false;
-  verify::VerifyOptions o_ = [] {
-    verify::VerifyOptions o;
-    o.jobs = 0;
-    o.footprint = true;
-    return o;
-  }();
+  verify::VerifyOptions o_ = ServiceVerifyDefaults();
 };
 }  // namespace
 
