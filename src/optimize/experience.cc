@@ -40,7 +40,28 @@ bool Prepare(sqlite3* db, const char* sql, Stmt* st, std::string* err) {
   return false;
 }
 
-void Bind(Stmt& st, int i, const std::string& v) { sqlite3_bind_text(st.s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); }
+void Bind(Stmt& st, int i, const std::string& v) {
+  sqlite3_bind_text(st.s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT);
+}
+
+// Prepares `select_where` (a SELECT whose WHERE condition may use ?1 = `model`) over the records
+// not demoted (fewer than `min_uses` uses, or a win rate of at least `rate`), ordered by id.
+bool PrepareLive(sqlite3* db, const std::string& select_where, const std::string& model, int min_uses, double rate,
+                 Stmt* st, std::string* err) {
+  std::string sql = select_where + " AND NOT (uses >= ?2 AND wins < ?3 * uses) ORDER BY id";
+  if (!Prepare(db, sql.c_str(), st, err)) return false;
+  Bind(*st, 1, model);
+  sqlite3_bind_int(st->s, 2, min_uses);
+  sqlite3_bind_double(st->s, 3, rate);
+  return true;
+}
+
+// A step loop's end: SQLITE_DONE, or false and the library's message.
+bool Done(sqlite3* db, int rc, std::string* err) {
+  if (rc == SQLITE_DONE) return true;
+  *err = std::string("experience library: ") + sqlite3_errmsg(db);
+  return false;
+}
 
 std::string Text(sqlite3_stmt* s, int col) {
   auto* t = sqlite3_column_text(s, col);
@@ -48,8 +69,14 @@ std::string Text(sqlite3_stmt* s, int col) {
 }
 
 Experience Row(sqlite3_stmt* s) {
-  return {sqlite3_column_int64(s, 0), Text(s, 1), Text(s, 2), Text(s, 3), sqlite3_column_double(s, 4), Text(s, 5),
-          sqlite3_column_int(s, 6), sqlite3_column_int(s, 7)};
+  return {sqlite3_column_int64(s, 0),
+          Text(s, 1),
+          Text(s, 2),
+          Text(s, 3),
+          sqlite3_column_double(s, 4),
+          Text(s, 5),
+          sqlite3_column_int(s, 6),
+          sqlite3_column_int(s, 7)};
 }
 }  // namespace
 
@@ -116,7 +143,8 @@ bool ExperienceLibrary::Add(const Experience& e, const std::string& key, int64_t
   };
   if (!err->empty()) return fail();
   Stmt ins, fts, k;
-  if (!Prepare(db_, "INSERT INTO experience(signature, structure, change, effect, gpu) VALUES(?, ?, ?, ?, ?)", &ins, err))
+  if (!Prepare(db_, "INSERT INTO experience(signature, structure, change, effect, gpu) VALUES(?, ?, ?, ?, ?)", &ins,
+               err))
     return fail();
   Bind(ins, 1, e.signature);
   Bind(ins, 2, e.structure);
@@ -167,8 +195,8 @@ bool ExperienceLibrary::RecordUse(int64_t id, bool won, const std::string& key, 
   if (!Exec("BEGIN IMMEDIATE", err)) return false;
   if (KeySeen(key, nullptr, err)) return Exec("COMMIT", err);
   Stmt up, k;
-  bool ok = err->empty() &&
-            Prepare(db_, "UPDATE experience SET uses = uses + 1, wins = wins + ? WHERE id = ?", &up, err);
+  bool ok =
+      err->empty() && Prepare(db_, "UPDATE experience SET uses = uses + 1, wins = wins + ? WHERE id = ?", &up, err);
   if (ok) {
     sqlite3_bind_int(up.s, 1, won ? 1 : 0);
     sqlite3_bind_int64(up.s, 2, id);
@@ -190,7 +218,8 @@ bool ExperienceLibrary::RecordUse(int64_t id, bool won, const std::string& key, 
 
 bool ExperienceLibrary::SetEmbedding(int64_t id, const Embedding& e, std::string* err) {
   Stmt st;
-  if (!Prepare(db_, "UPDATE experience SET embedding = ?, embedding_model = ?, embedding_dim = ? WHERE id = ?", &st, err))
+  if (!Prepare(db_, "UPDATE experience SET embedding = ?, embedding_model = ?, embedding_dim = ? WHERE id = ?", &st,
+               err))
     return false;
   std::string blob = EncodeVector(e.vector);
   sqlite3_bind_blob(st.s, 1, blob.data(), int(blob.size()), SQLITE_TRANSIENT);
@@ -205,14 +234,9 @@ bool ExperienceLibrary::Embedded(const std::string& model, std::vector<std::pair
                                  std::string* err) {
   out->clear();
   Stmt st;
-  if (!Prepare(db_,
-               "SELECT id, embedding, embedding_dim FROM experience WHERE embedding_model = ? AND "
-               "NOT (uses >= ? AND wins < ? * uses) ORDER BY id",
-               &st, err))
+  if (!PrepareLive(db_, "SELECT id, embedding, embedding_dim FROM experience WHERE embedding_model = ?1", model,
+                   kMinUses, kDemoteRate, &st, err))
     return false;
-  Bind(st, 1, model);
-  sqlite3_bind_int(st.s, 2, kMinUses);
-  sqlite3_bind_double(st.s, 3, kDemoteRate);
   int rc;
   while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
     int64_t id = sqlite3_column_int64(st.s, 0);
@@ -221,31 +245,26 @@ bool ExperienceLibrary::Embedded(const std::string& model, std::vector<std::pair
     if (!v) return *err = "experience library: record " + std::to_string(id) + " (" + model + "): " + *err, false;
     out->emplace_back(id, std::move(*v));
   }
-  if (rc != SQLITE_DONE) return *err = std::string("experience library: ") + sqlite3_errmsg(db_), false;
-  return true;
+  return Done(db_, rc, err);
 }
 
 bool ExperienceLibrary::Unembedded(const std::string& model, std::vector<Experience>* out, std::string* err) {
   out->clear();
   Stmt st;
-  if (!Prepare(db_,
-               "SELECT id, signature, structure, change, effect, gpu, uses, wins FROM experience WHERE "
-               "(embedding_model IS NULL OR (?1 != '' AND embedding_model != ?1)) AND NOT (uses >= ? AND wins < ? * uses) ORDER BY id",
-               &st, err))
+  if (!PrepareLive(db_,
+                   "SELECT id, signature, structure, change, effect, gpu, uses, wins FROM experience WHERE "
+                   "(embedding_model IS NULL OR (?1 != '' AND embedding_model != ?1))",
+                   model, kMinUses, kDemoteRate, &st, err))
     return false;
-  Bind(st, 1, model);
-  sqlite3_bind_int(st.s, 2, kMinUses);
-  sqlite3_bind_double(st.s, 3, kDemoteRate);
   int rc;
   while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) out->push_back(Row(st.s));
-  if (rc != SQLITE_DONE) return *err = std::string("experience library: ") + sqlite3_errmsg(db_), false;
-  return true;
+  return Done(db_, rc, err);
 }
 
 bool ExperienceLibrary::Get(int64_t id, Experience* out, std::string* err) {
   Stmt st;
-  if (!Prepare(db_, "SELECT id, signature, structure, change, effect, gpu, uses, wins FROM experience WHERE id = ?", &st,
-               err))
+  if (!Prepare(db_, "SELECT id, signature, structure, change, effect, gpu, uses, wins FROM experience WHERE id = ?",
+               &st, err))
     return false;
   sqlite3_bind_int64(st.s, 1, id);
   if (sqlite3_step(st.s) != SQLITE_ROW) return *err = "experience library: no record " + std::to_string(id), false;
@@ -254,13 +273,19 @@ bool ExperienceLibrary::Get(int64_t id, Experience* out, std::string* err) {
 }
 
 nlohmann::json ExperienceToJson(const Experience& e) {
-  return {{"id", e.id}, {"signature", e.signature}, {"structure", e.structure}, {"change", e.change},
-          {"effect", e.effect}, {"gpu", e.gpu}, {"uses", e.uses}, {"wins", e.wins}};
+  return {{"id", e.id},
+          {"signature", e.signature},
+          {"structure", e.structure},
+          {"change", e.change},
+          {"effect", e.effect},
+          {"gpu", e.gpu},
+          {"uses", e.uses},
+          {"wins", e.wins}};
 }
 
 Experience ExperienceFromJson(const nlohmann::json& j) {
   return {j.value("id", int64_t(0)), j.value("signature", ""), j.value("structure", ""), j.value("change", ""),
-          j.value("effect", 1.0), j.value("gpu", ""), j.value("uses", 0), j.value("wins", 0)};
+          j.value("effect", 1.0),    j.value("gpu", ""),       j.value("uses", 0),       j.value("wins", 0)};
 }
 
 std::string ExperienceText(const Experience& e) {
