@@ -27,7 +27,8 @@ PROC_SRC=(src/util/subprocess.cc src/util/spawn.cc src/util/frame.cc src/util/pr
 MATH_SRC=(src/rewards/ca_grpo.cc src/rewards/frontier.cc src/rewards/multi_turn.cc src/rewards/retry_buffer.cc
           src/rewards/mirror_pop.cc src/rewards/rft_select.cc src/util/frame.cc src/util/hash.cc src/util/fs.cc
           src/optimize/islands.cc src/optimize/dedup.cc src/optimize/diagnostics.cc src/verify/feedback.cc src/verify/ncu_report.cc src/optimize/short_memory.cc
-          src/optimize/mutation.cc src/optimize/experience.cc src/generate/prompt.cc src/scoring/generations.cc
+          src/optimize/mutation.cc src/optimize/experience.cc src/optimize/embedding.cc src/generate/prompt.cc
+          src/scoring/generations.cc
           src/scoring/suite.cc
           tests/unit/rewards/ca_grpo_test.cc tests/unit/rewards/frontier_test.cc tests/unit/rewards/multi_turn_test.cc
           tests/unit/util/frame_test.cc
