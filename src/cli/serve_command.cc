@@ -110,7 +110,7 @@ class ServeCommandImpl : public Command {
     config.shutdown_grace_s = shutdown_grace_s_;
     config.remote.url = queue_url_;
     config.remote.prefix = queue_prefix_;
-    service::Scheduler scheduler(store.get(), std::move(config));
+    service::Scheduler scheduler(store.get(), config);
     service::ApiServer api(&scheduler, limits_);
     if (!api.Bind(host_, port_, &err)) return Usage(err);
     if (!scheduler.Start(&err)) return Usage(err);
